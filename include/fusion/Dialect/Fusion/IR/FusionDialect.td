@@ -1,0 +1,76 @@
+//===- FusionDialect.td - The fusion dialect ---------------*- tablegen -*-===//
+//
+// Dialect, type constraints and attributes shared by every fusion op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_DIALECT_FUSION_IR_FUSIONDIALECT_TD
+#define FUSION_DIALECT_FUSION_IR_FUSIONDIALECT_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+
+def Fusion_Dialect : Dialect {
+  let name = "fusion";
+  let cppNamespace = "::mlir::fusion";
+  let summary = "Tensor operations for memory-bound kernel fusion";
+  let description = [{
+    The `fusion` dialect holds the tensor operations that memory-bound GPU
+    programs are made of: elementwise math with numpy-style broadcasting,
+    reductions, normalisations, softmax, slices and transposes, with `matmul`
+    as a fusion boundary. Operands are ranked tensors (static or dynamic
+    dimensions) of `f32`, `f16` or `bf16`, or of `i1` for masks.
+
+    Reductions and normalisations accumulate in `f32` whatever their input
+    type; their results keep the input type. Composite operations
+    (`rms_norm`, `layer_norm`, `softmax`, `logsumexp`, `gelu`, `silu`,
+    `sigmoid`) are what users write; `fusion-decompose` rewrites them into
+    primitive operations with explicit `convert`s, which the fusion passes
+    then group into kernels.
+
+    Broadcasting follows numpy: shapes are aligned at their trailing
+    dimensions; a missing or size-1 dimension is stretched to the other
+    operand's size. A dynamic dimension against a static size `n > 1` takes
+    size `n` (the program is wrong at run time unless the dynamic size is 1
+    or `n`); against another dynamic dimension or against `1` it stays
+    dynamic.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Fusion_Float : AnyTypeOf<[F32, F16, BF16], "f32, f16 or bf16">;
+def Fusion_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Fusion_BoolTensor : RankedTensorOf<[I1]>;
+def Fusion_AnyTensor : RankedTensorOf<[F32, F16, BF16, I1]>;
+
+//===----------------------------------------------------------------------===//
+// Enumerations
+//===----------------------------------------------------------------------===//
+
+def Fusion_CmpPredicate : I32EnumAttr<"CmpPredicate",
+    "comparison predicate", [
+      I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+      I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+      I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::fusion";
+  let genSpecializedAttr = 0;
+}
+def Fusion_CmpPredicateAttr
+    : EnumAttr<Fusion_Dialect, Fusion_CmpPredicate, "cmp_predicate">;
+
+def Fusion_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "how gelu is evaluated", [
+      I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"tanh", 1>]> {
+  let cppNamespace = "::mlir::fusion";
+  let genSpecializedAttr = 0;
+}
+def Fusion_GeluApproximationAttr
+    : EnumAttr<Fusion_Dialect, Fusion_GeluApproximation, "gelu_approximation">;
+
+#endif // FUSION_DIALECT_FUSION_IR_FUSIONDIALECT_TD

@@ -1,0 +1,438 @@
+//===- FusionOps.td - Operations of the fusion dialect -----*- tablegen -*-===//
+//
+// The operand order and attribute names here are a public contract: other
+// tools write these ops in generic form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_DIALECT_FUSION_IR_FUSIONOPS_TD
+#define FUSION_DIALECT_FUSION_IR_FUSIONOPS_TD
+
+include "fusion/Dialect/Fusion/IR/FusionDialect.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Fusion_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Fusion_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise operations
+//===----------------------------------------------------------------------===//
+
+// Binary float ops with numpy broadcasting. The type list prints as one type
+// when operands and result agree, and as a function type otherwise.
+class Fusion_BinaryOp<string mnemonic, string summaryText,
+                      list<Trait> traits = []>
+    : Fusion_Op<mnemonic, traits # [Pure, SameOperandsAndResultElementType]> {
+  let summary = summaryText;
+  let description = [{
+    Elementwise `}] # summaryText # [{` with numpy broadcasting of the two
+    operand shapes. Operands and result share one float element type.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.}] # mnemonic # [{ %a, %b : tensor<4x8xf32>
+    %1 = fusion.}] # mnemonic # [{ %x, %bias : (tensor<?x8xbf16>, tensor<8xbf16>) -> tensor<?x8xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$lhs, Fusion_FloatTensor:$rhs);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:`
+    custom<ElementwiseTypes>(type($lhs), type($rhs), type($result))
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state,
+            getBroadcastResultType({lhs.getType(), rhs.getType()},
+                                   getElementTypeOrSelf(lhs.getType())),
+            lhs, rhs);
+    }]>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fusion_AddOp : Fusion_BinaryOp<"add", "addition", [Commutative]>;
+def Fusion_SubOp : Fusion_BinaryOp<"sub", "subtraction">;
+def Fusion_MulOp : Fusion_BinaryOp<"mul", "multiplication", [Commutative]>;
+def Fusion_DivOp : Fusion_BinaryOp<"div", "division">;
+def Fusion_MaxOp : Fusion_BinaryOp<"max", "maximum (NaN-propagating)", [Commutative]>;
+def Fusion_MinOp : Fusion_BinaryOp<"min", "minimum (NaN-propagating)", [Commutative]>;
+def Fusion_PowOp : Fusion_BinaryOp<"pow", "power (lhs raised to rhs)">;
+
+// Unary float ops: result type equals operand type.
+class Fusion_UnaryOp<string mnemonic, string summaryText,
+                     list<Trait> traits = []>
+    : Fusion_Op<mnemonic, traits # [Pure, SameOperandsAndResultType]> {
+  let summary = summaryText;
+  let description = [{
+    Elementwise `}] # summaryText # [{`; the result has the operand's type.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.}] # mnemonic # [{ %x : tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+  let hasFolder = 1;
+}
+
+def Fusion_NegOp : Fusion_UnaryOp<"neg", "negation">;
+def Fusion_AbsOp : Fusion_UnaryOp<"abs", "absolute value">;
+def Fusion_ExpOp : Fusion_UnaryOp<"exp", "exponential">;
+def Fusion_LogOp : Fusion_UnaryOp<"log", "natural logarithm">;
+def Fusion_TanhOp : Fusion_UnaryOp<"tanh", "hyperbolic tangent">;
+def Fusion_ErfOp : Fusion_UnaryOp<"erf", "error function">;
+def Fusion_SigmoidOp : Fusion_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))">;
+def Fusion_ReluOp : Fusion_UnaryOp<"relu", "rectifier max(x, 0)">;
+def Fusion_SiluOp : Fusion_UnaryOp<"silu", "x * sigmoid(x)">;
+def Fusion_SqrtOp : Fusion_UnaryOp<"sqrt", "square root">;
+def Fusion_RsqrtOp : Fusion_UnaryOp<"rsqrt", "reciprocal square root">;
+def Fusion_ReciprocalOp : Fusion_UnaryOp<"reciprocal", "reciprocal 1 / x">;
+def Fusion_SquareOp : Fusion_UnaryOp<"square", "square x * x">;
+
+def Fusion_GeluOp : Fusion_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)` with `Phi` the standard normal CDF. With
+    `approximation = tanh` it is evaluated as
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`; with `none`
+    (the default, elided when printed) through `erf`.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.gelu %x : tensor<16x8192xbf16>
+    %1 = fusion.gelu %x approximation = tanh : tensor<16x8192xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Fusion_FloatTensor:$x,
+    DefaultValuedAttr<Fusion_GeluApproximationAttr,
+                      "::mlir::fusion::GeluApproximation::none">:$approximation);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x (`approximation` `=` `` $approximation^)? attr-dict `:` type($x)
+  }];
+}
+
+def Fusion_CmpOp : Fusion_Op<"cmp", [Pure, AllElementTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "elementwise comparison producing a mask";
+  let description = [{
+    Compares `lhs` and `rhs` elementwise with `predicate` (`eq`, `ne`, `lt`,
+    `le`, `gt`, `ge`; ordered: any comparison with NaN is false, except
+    `ne`, which is true). Shapes broadcast like the binary ops; the result is
+    an `i1` tensor of the broadcast shape.
+
+    Example:
+
+    ```mlir
+    %m = fusion.cmp gt, %x, %zero : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xi1>
+    ```
+  }];
+  let arguments = (ins Fusion_CmpPredicateAttr:$predicate,
+                       Fusion_FloatTensor:$lhs, Fusion_FloatTensor:$rhs);
+  let results = (outs Fusion_BoolTensor:$result);
+  let assemblyFormat = [{
+    `` $predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::fusion::CmpPredicate":$predicate,
+                   "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state,
+            getBroadcastResultType({lhs.getType(), rhs.getType()},
+                                   $_builder.getI1Type()),
+            predicate, lhs, rhs);
+    }]>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fusion_SelectOp : Fusion_Op<"select",
+    [Pure, AllElementTypesMatch<["a", "b", "result"]>]> {
+  let summary = "elementwise choice by a mask";
+  let description = [{
+    `cond ? a : b` elementwise; the three operand shapes broadcast together.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.select %m, %x, %zero : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_BoolTensor:$cond, Fusion_FloatTensor:$a,
+                       Fusion_FloatTensor:$b);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "$cond `,` $a `,` $b attr-dict `:` functional-type(operands, results)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$cond, "::mlir::Value":$a, "::mlir::Value":$b), [{
+      build($_builder, $_state,
+            getBroadcastResultType({cond.getType(), a.getType(), b.getType()},
+                                   getElementTypeOrSelf(a.getType())),
+            cond, a, b);
+    }]>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fusion_ConvertOp : Fusion_Op<"convert", [Pure]> {
+  let summary = "elementwise float type conversion";
+  let description = [{
+    Converts each element to the result's float type (round to nearest
+    even when narrowing). The shape does not change.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.convert %x : tensor<?x4096xbf16> to tensor<?x4096xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `to` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::mlir::Type":$elementType), [{
+      build($_builder, $_state,
+            ::llvm::cast<::mlir::RankedTensorType>(x.getType())
+                .clone(elementType), x);
+    }]>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fusion_ConstantOp : Fusion_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "tensor constant";
+  let description = [{
+    A constant tensor given by a dense elements attribute. A rank-0 splat is
+    the usual way to write a scalar; it broadcasts against any shape and
+    costs no memory traffic in a fused kernel.
+
+    Example:
+
+    ```mlir
+    %eps = fusion.constant dense<1.0e-06> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Fusion_AnyTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Fusion_ReduceOp<string mnemonic, string summaryText>
+    : Fusion_Op<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+  let summary = summaryText;
+  let description = [{
+    Reduces `x` over `axes` (sorted, unique, in range) with the }] #
+    summaryText # [{, accumulating in f32. Without `keep_dims` the reduced
+    dimensions are removed; with it they stay as size 1, which makes the
+    result broadcast back against `x`.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.}] # mnemonic # [{ %x axes = [1] keep_dims : tensor<?x4096xf32> -> tensor<?x1xf32>
+    %1 = fusion.}] # mnemonic # [{ %x axes = [0, 1] : tensor<8x4xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keep_dims);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `axes` `=` $axes (`keep_dims` $keep_dims^)? attr-dict `:`
+    type($x) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::llvm::ArrayRef<int64_t>":$axes,
+                   "bool":$keepDims), [{
+      build($_builder, $_state,
+            getReducedType(::llvm::cast<::mlir::RankedTensorType>(x.getType()),
+                           axes, keepDims),
+            x, axes, keepDims);
+    }]>
+  ];
+  let hasVerifier = 1;
+}
+
+def Fusion_ReduceSumOp : Fusion_ReduceOp<"reduce_sum", "sum">;
+def Fusion_ReduceMaxOp : Fusion_ReduceOp<"reduce_max", "maximum">;
+def Fusion_ReduceMinOp : Fusion_ReduceOp<"reduce_min", "minimum">;
+def Fusion_ReduceMeanOp : Fusion_ReduceOp<"reduce_mean", "arithmetic mean">;
+
+//===----------------------------------------------------------------------===//
+// Normalisations and softmax (composites, see fusion-decompose)
+//===----------------------------------------------------------------------===//
+
+def Fusion_RmsNormOp : Fusion_Op<"rms_norm",
+    [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "root-mean-square normalisation over the last axis";
+  let description = [{
+    `x * rsqrt(mean(x^2, last axis) + epsilon) * weight`, computed in f32;
+    `weight` is a 1-D tensor of the last dimension's size and `x`'s element
+    type.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.rms_norm %x, %w epsilon = 1.0e-06 : tensor<?x4096xbf16>, tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x, Fusion_FloatTensor:$weight,
+                       F32Attr:$epsilon);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $weight `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fusion_LayerNormOp : Fusion_Op<"layer_norm",
+    [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "layer normalisation over the last axis";
+  let description = [{
+    `(x - mean) * rsqrt(var + epsilon) * gamma + beta` over the last axis,
+    computed in f32 (biased variance). `gamma` and `beta` are 1-D tensors of
+    the last dimension's size and `x`'s element type.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.layer_norm %x, %g, %b epsilon = 1.0e-05 : tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x, Fusion_FloatTensor:$gamma,
+                       Fusion_FloatTensor:$beta, F32Attr:$epsilon);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta `epsilon` `=` $epsilon attr-dict `:`
+    type($x) `,` type($gamma) `,` type($beta)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fusion_SoftmaxOp : Fusion_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `axis`, computed in f32.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.softmax %x axis = 1 : tensor<8192x8192xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "$x `axis` `=` $axis attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
+def Fusion_LogSumExpOp : Fusion_Op<"logsumexp",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "log of the sum of exponentials along one axis";
+  let description = [{
+    `max + log(sum(exp(x - max)))` along `axis`, computed in f32; the result
+    drops that axis.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.logsumexp %x axis = 1 : tensor<8192x32768xf32> -> tensor<8192xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "$x `axis` `=` $axis attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Fusion_SliceOp : Fusion_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "static strided slice";
+  let description = [{
+    Takes `sizes[d]` elements of dimension `d` starting at `offsets[d]`,
+    `strides[d]` apart. Every slice must lie inside a static dimension. A
+    dynamic dimension can only be kept whole: offset 0, size -1, stride 1
+    (size -1 means "the whole dimension" on static dimensions too).
+
+    Example:
+
+    ```mlir
+    %g = fusion.slice %x offsets = [0, 0] sizes = [-1, 8192] strides = [1, 1] : tensor<?x16384xbf16> -> tensor<?x8192xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_AnyTensor:$x, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs Fusion_AnyTensor:$result);
+  let assemblyFormat = [{
+    $x `offsets` `=` $offsets `sizes` `=` $sizes `strides` `=` $strides
+    attr-dict `:` type($x) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fusion_TransposeOp : Fusion_Op<"transpose",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "permutation of dimensions";
+  let description = [{
+    Result dimension `i` is operand dimension `permutation[i]`.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.transpose %x permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_AnyTensor:$x, DenseI64ArrayAttr:$permutation);
+  let results = (outs Fusion_AnyTensor:$result);
+  let assemblyFormat = [{
+    $x `permutation` `=` $permutation attr-dict `:` type($x) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul (a fusion boundary)
+//===----------------------------------------------------------------------===//
+
+def Fusion_MatmulOp : Fusion_Op<"matmul",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "batched matrix product";
+  let description = [{
+    `[..., M, K] x [..., K, N] -> [..., M, N]`, accumulating in f32; batch
+    dimensions broadcast like the elementwise ops. Matmul is a fusion
+    boundary: elementwise ops are never fused through it.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.matmul %a, %b : (tensor<?x64x128xbf16>, tensor<128x32xbf16>) -> tensor<?x64x32xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$a, Fusion_FloatTensor:$b);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // FUSION_DIALECT_FUSION_IR_FUSIONOPS_TD

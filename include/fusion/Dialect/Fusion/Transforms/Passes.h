@@ -1,0 +1,27 @@
+//===- Passes.h - Transforms of the fusion dialect --------------*- C++ -*-===//
+
+#ifndef FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_H
+#define FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_H
+
+#include "fusion/Dialect/Fusion/IR/FusionDialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+
+namespace fusion {
+
+#define GEN_PASS_DECL
+#include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
+
+/// Patterns rewriting rms_norm, layer_norm, softmax, logsumexp, gelu, silu
+/// and sigmoid into primitive fusion ops computed in f32.
+void populateDecomposePatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
+
+} // namespace fusion
+} // namespace mlir
+
+#endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_H

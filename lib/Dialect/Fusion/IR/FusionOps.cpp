@@ -1,0 +1,366 @@
+//===- FusionOps.cpp - Operations of the fusion dialect -------------------===//
+//
+// Shape rules, verifiers and custom syntax. Folds live in FusionFolds.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+fusion::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> shape : shapes)
+    rank = std::max(rank, shape.size());
+  // Start from all-ones and merge each shape in, aligned at the right.
+  SmallVector<int64_t> result(rank, 1);
+  for (ArrayRef<int64_t> shape : shapes) {
+    size_t offset = rank - shape.size();
+    for (auto [i, dim] : llvm::enumerate(shape)) {
+      int64_t &out = result[offset + i];
+      if (dim == 1 || dim == out)
+        continue;
+      if (out == 1) {
+        out = dim;
+        continue;
+      }
+      // Static n > 1 wins over a dynamic size; two distinct statics clash.
+      if (ShapedType::isDynamic(dim))
+        continue;
+      if (ShapedType::isDynamic(out)) {
+        out = dim;
+        continue;
+      }
+      return failure();
+    }
+  }
+  return result;
+}
+
+RankedTensorType fusion::getBroadcastResultType(ArrayRef<Type> types,
+                                                Type elementType) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Type type : types)
+    shapes.push_back(cast<RankedTensorType>(type).getShape());
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(shapes);
+  assert(succeeded(shape) && "builder called on incompatible shapes");
+  return RankedTensorType::get(*shape, elementType);
+}
+
+RankedTensorType fusion::getReducedType(RankedTensorType type,
+                                        ArrayRef<int64_t> axes,
+                                        bool keepDims) {
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(type.getShape())) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
+      shape.push_back(dim);
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Verifies that `op`'s single result has the broadcast shape of `operands`
+/// with `elementType`.
+static LogicalResult verifyBroadcastResult(Operation *op, ValueRange operands,
+                                           Type elementType) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value operand : operands)
+    shapes.push_back(cast<RankedTensorType>(operand.getType()).getShape());
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(shapes);
+  if (failed(shape)) {
+    InFlightDiagnostic diag =
+        op->emitOpError("operand shapes are not broadcast-compatible:");
+    llvm::interleave(
+        operands.getTypes(), [&](Type t) { diag << " " << t; },
+        [&] { diag << ","; });
+    return diag;
+  }
+  auto expected = RankedTensorType::get(*shape, elementType);
+  Type actual = op->getResult(0).getType();
+  if (actual != expected)
+    return op->emitOpError("result type ")
+           << actual << " does not match the broadcast of the operands; "
+           << "expected " << expected;
+  return success();
+}
+
+/// Verifies that `axis` indexes a dimension of a rank-`rank` tensor.
+static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ")
+           << axis << " is out of range for a rank-" << rank
+           << " operand (expected 0 <= axis < " << rank << ")";
+  return success();
+}
+
+static LogicalResult verifyResultType(Operation *op, Type expected) {
+  Type actual = op->getResult(0).getType();
+  if (actual != expected)
+    return op->emitOpError("result type ")
+           << actual << " is wrong; expected " << expected;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom syntax: `: T` when operands and result share one type, otherwise
+// `: (T0, T1) -> R`.
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseElementwiseTypes(OpAsmParser &parser, Type &lhs,
+                                         Type &rhs, Type &result) {
+  if (failed(parser.parseOptionalLParen())) {
+    if (parser.parseType(lhs))
+      return failure();
+    rhs = result = lhs;
+    return success();
+  }
+  return failure(parser.parseType(lhs) || parser.parseComma() ||
+                 parser.parseType(rhs) || parser.parseRParen() ||
+                 parser.parseArrow() || parser.parseType(result));
+}
+
+static void printElementwiseTypes(OpAsmPrinter &printer, Operation *,
+                                  Type lhs, Type rhs, Type result) {
+  if (lhs == rhs && rhs == result) {
+    printer << lhs;
+    return;
+  }
+  printer << "(" << lhs << ", " << rhs << ") -> " << result;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+#define FUSION_DEFINE_BINARY_VERIFIER(OP)                                      \
+  LogicalResult OP::verify() {                                                 \
+    return verifyBroadcastResult(getOperation(), getOperands(),                \
+                                 getElementTypeOrSelf(getLhs().getType()));    \
+  }
+FUSION_DEFINE_BINARY_VERIFIER(AddOp)
+FUSION_DEFINE_BINARY_VERIFIER(SubOp)
+FUSION_DEFINE_BINARY_VERIFIER(MulOp)
+FUSION_DEFINE_BINARY_VERIFIER(DivOp)
+FUSION_DEFINE_BINARY_VERIFIER(MaxOp)
+FUSION_DEFINE_BINARY_VERIFIER(MinOp)
+FUSION_DEFINE_BINARY_VERIFIER(PowOp)
+#undef FUSION_DEFINE_BINARY_VERIFIER
+
+LogicalResult CmpOp::verify() {
+  return verifyBroadcastResult(getOperation(), getOperands(),
+                               IntegerType::get(getContext(), 1));
+}
+
+LogicalResult SelectOp::verify() {
+  return verifyBroadcastResult(getOperation(), getOperands(),
+                               getElementTypeOrSelf(getA().getType()));
+}
+
+LogicalResult ConvertOp::verify() {
+  auto in = cast<RankedTensorType>(getX().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("result shape must equal the operand shape: got ")
+           << out << " for an operand of type " << in;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyReduction(Operation *op, RankedTensorType input,
+                                     ArrayRef<int64_t> axes, bool keepDims) {
+  if (axes.empty())
+    return op->emitOpError("axes must not be empty");
+  int64_t rank = input.getRank();
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (failed(verifyAxis(op, axis, rank)))
+      return failure();
+    if (i > 0 && axes[i - 1] >= axis)
+      return op->emitOpError("axes must be sorted and unique, got [")
+             << axes << "]";
+  }
+  return verifyResultType(op, getReducedType(input, axes, keepDims));
+}
+
+#define FUSION_DEFINE_REDUCE_VERIFIER(OP)                                      \
+  LogicalResult OP::verify() {                                                 \
+    return verifyReduction(getOperation(),                                     \
+                           cast<RankedTensorType>(getX().getType()),           \
+                           getAxes(), getKeepDims());                          \
+  }
+FUSION_DEFINE_REDUCE_VERIFIER(ReduceSumOp)
+FUSION_DEFINE_REDUCE_VERIFIER(ReduceMaxOp)
+FUSION_DEFINE_REDUCE_VERIFIER(ReduceMinOp)
+FUSION_DEFINE_REDUCE_VERIFIER(ReduceMeanOp)
+#undef FUSION_DEFINE_REDUCE_VERIFIER
+
+//===----------------------------------------------------------------------===//
+// Normalisations and softmax
+//===----------------------------------------------------------------------===//
+
+/// Verifies that `param` (named `name`) is a 1-D tensor of `x`'s last
+/// dimension and element type.
+static LogicalResult verifyNormParameter(Operation *op, Value x, Value param,
+                                         StringRef name) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto pType = cast<RankedTensorType>(param.getType());
+  if (xType.getRank() == 0)
+    return op->emitOpError("x must have at least one dimension");
+  int64_t last = xType.getShape().back();
+  if (pType.getRank() != 1 ||
+      (!ShapedType::isDynamic(last) && !pType.isDynamicDim(0) &&
+       pType.getDimSize(0) != last))
+    return op->emitOpError()
+           << name << " must be a 1-D tensor of x's last dimension ("
+           << (ShapedType::isDynamic(last) ? std::string("?")
+                                           : std::to_string(last))
+           << "), got " << pType;
+  if (pType.getElementType() != xType.getElementType())
+    return op->emitOpError() << name << " element type "
+                             << pType.getElementType() << " differs from x's "
+                             << xType.getElementType();
+  return success();
+}
+
+static LogicalResult verifyEpsilon(Operation *op, APFloat epsilon) {
+  if (epsilon.isNegative() || !epsilon.isFinite())
+    return op->emitOpError("epsilon must be a finite non-negative number");
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  if (failed(verifyNormParameter(*this, getX(), getWeight(), "weight")))
+    return failure();
+  return verifyEpsilon(*this, getEpsilon());
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyNormParameter(*this, getX(), getGamma(), "gamma")) ||
+      failed(verifyNormParameter(*this, getX(), getBeta(), "beta")))
+    return failure();
+  return verifyEpsilon(*this, getEpsilon());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(),
+                    cast<RankedTensorType>(getX().getType()).getRank());
+}
+
+LogicalResult LogSumExpOp::verify() {
+  auto input = cast<RankedTensorType>(getX().getType());
+  if (failed(verifyAxis(*this, getAxis(), input.getRank())))
+    return failure();
+  return verifyResultType(*this,
+                          getReducedType(input, {getAxis()}, /*keepDims=*/false));
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::verify() {
+  auto input = cast<RankedTensorType>(getX().getType());
+  int64_t rank = input.getRank();
+  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes(),
+                    strides = getStrides();
+  if (static_cast<int64_t>(offsets.size()) != rank ||
+      static_cast<int64_t>(sizes.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return emitOpError("offsets, sizes and strides must each have one entry "
+                       "per dimension (")
+           << rank << "), got " << offsets.size() << ", " << sizes.size()
+           << " and " << strides.size();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = input.getDimSize(d);
+    int64_t offset = offsets[d], size = sizes[d], stride = strides[d];
+    if (size == -1) {
+      if (offset != 0 || stride != 1)
+        return emitOpError("dimension ")
+               << d << ": size -1 keeps the whole dimension and needs offset "
+               << "0 and stride 1";
+      shape.push_back(dim);
+      continue;
+    }
+    if (ShapedType::isDynamic(dim))
+      return emitOpError("dimension ")
+             << d << " is dynamic and can only be kept whole (offset 0, "
+             << "size -1, stride 1)";
+    if (stride < 1)
+      return emitOpError("dimension ") << d << ": stride must be at least 1, "
+                                       << "got " << stride;
+    if (offset < 0 || size < 0 ||
+        (size > 0 && offset + (size - 1) * stride >= dim))
+      return emitOpError("dimension ")
+             << d << ": slice [offset " << offset << ", size " << size
+             << ", stride " << stride << "] is out of bounds for size " << dim;
+    shape.push_back(size);
+  }
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, input.getElementType()));
+}
+
+LogicalResult TransposeOp::verify() {
+  auto input = cast<RankedTensorType>(getX().getType());
+  ArrayRef<int64_t> perm = getPermutation();
+  int64_t rank = input.getRank();
+  llvm::SmallBitVector seen(rank);
+  bool valid = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    if (!valid || p < 0 || p >= rank || seen.test(p)) {
+      valid = false;
+      break;
+    }
+    seen.set(p);
+  }
+  if (!valid)
+    return emitOpError("permutation [")
+           << perm << "] is not a permutation of the " << rank
+           << " dimensions of " << input;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(input.getDimSize(p));
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, input.getElementType()));
+}
+
+LogicalResult MatmulOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto b = cast<RankedTensorType>(getB().getType());
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return emitOpError("operands must have rank 2 or more ([..., M, K] and "
+                       "[..., K, N]), got ")
+           << a << " and " << b;
+  int64_t ka = a.getShape().back(), kb = b.getShape()[b.getRank() - 2];
+  if (!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb)
+    return emitOpError("inner dimensions differ: lhs has K = ")
+           << ka << ", rhs has K = " << kb;
+  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
+      {a.getShape().drop_back(2), b.getShape().drop_back(2)});
+  if (failed(batch))
+    return emitOpError("batch dimensions are not broadcast-compatible: ")
+           << a << " and " << b;
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(a.getShape()[a.getRank() - 2]);
+  shape.push_back(b.getShape().back());
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, a.getElementType()));
+}
+
+#define GET_OP_CLASSES
+#include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"

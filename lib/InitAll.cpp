@@ -1,0 +1,14 @@
+//===- InitAll.cpp - Register everything Fusion provides ------------------===//
+
+#include "fusion/InitAll.h"
+
+#include "fusion/Dialect/Fusion/IR/FusionDialect.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+void fusion::registerDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::fusion::FusionDialect>();
+}
+
+void fusion::registerPasses() { mlir::fusion::registerFusionPasses(); }

@@ -1,0 +1,29 @@
+# -*- Python -*-
+# lit configuration for the Fusion regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "FUSION"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fusion_obj_root, "test")
+
+config.substitutions.append(("%fusion_src_root", config.fusion_src_root))
+config.substitutions.append(("%fusion_docs_dir", config.fusion_docs_dir))
+config.substitutions.append(("%fusion_version", config.fusion_version))
+config.substitutions.append(("%mlir_version", config.mlir_version))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["fusion-opt"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.fusion_tools_dir, append_path=True)

@@ -1,0 +1,38 @@
+//===- fusion-opt.cpp - The Fusion optimizer driver -----------------------===//
+//
+// mlir-opt with the fusion dialect and passes, plus the upstream dialects,
+// passes, extensions and LLVM/NVVM translations a pipeline down to cubin
+// needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  fusion::registerDialects(registry);
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+
+  fusion::registerPasses();
+  mlir::registerAllPasses();
+
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "Fusion version " << FUSION_VERSION << " (built with MLIR "
+       << LLVM_VERSION_STRING << ")\n";
+  });
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Fusion optimizer driver\n", registry));
+}
