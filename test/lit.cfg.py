@@ -4,6 +4,7 @@
 import os
 
 import lit.formats
+import lit.util
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
@@ -27,3 +28,7 @@ tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["fusion-opt"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fusion_tools_dir, append_path=True)
+
+# ptxas turns PTX into cubin; MLIR looks for it under CUDA's install and PATH.
+if os.path.exists("/usr/local/cuda/bin/ptxas") or lit.util.which("ptxas"):
+    config.available_features.add("ptxas")

@@ -201,10 +201,18 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
-/// Whether every value of `narrow` is exactly representable in `wide`.
+/// Whether every value of `narrow` (subnormals included) is exactly
+/// representable in `wide`.
 static bool isExactlyRepresentable(FloatType narrow, FloatType wide) {
-  return APFloat::isRepresentableAsNormalIn(narrow.getFloatSemantics(),
-                                            wide.getFloatSemantics());
+  const llvm::fltSemantics &n = narrow.getFloatSemantics();
+  const llvm::fltSemantics &w = wide.getFloatSemantics();
+  auto smallestExponent = [](const llvm::fltSemantics &s) {
+    return APFloat::semanticsMinExponent(s) -
+           static_cast<int>(APFloat::semanticsPrecision(s));
+  };
+  return APFloat::semanticsPrecision(w) >= APFloat::semanticsPrecision(n) &&
+         APFloat::semanticsMaxExponent(w) >= APFloat::semanticsMaxExponent(n) &&
+         smallestExponent(w) <= smallestExponent(n);
 }
 
 OpFoldResult ConvertOp::fold(FoldAdaptor adaptor) {

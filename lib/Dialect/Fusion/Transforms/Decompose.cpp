@@ -87,15 +87,21 @@ static int64_t lastAxis(Value x) {
   return cast<RankedTensorType>(x.getType()).getRank() - 1;
 }
 
+// The bodies below build one op per statement: C++ leaves the order of
+// argument evaluation open, and the printed IR should not depend on it.
+
 struct DecomposeRmsNorm : CompositePattern<RmsNormOp> {
   using CompositePattern::CompositePattern;
   Value computeF32(F32Builder &f, RmsNormOp op) const override {
     Value x = f.toF32(op.getX());
-    Value meanSquare = f.reduce<ReduceMeanOp>(f.op<SquareOp>(x),
-                                              lastAxis(x), /*keepDims=*/true);
-    Value inv = f.op<RsqrtOp>(
-        f.add(meanSquare, f.scalar(op.getEpsilon().convertToDouble())));
-    return f.mul(f.mul(x, inv), f.toF32(op.getWeight()));
+    Value squares = f.op<SquareOp>(x);
+    Value meanSquare =
+        f.reduce<ReduceMeanOp>(squares, lastAxis(x), /*keepDims=*/true);
+    Value epsilon = f.scalar(op.getEpsilon().convertToDouble());
+    Value inv = f.op<RsqrtOp>(f.add(meanSquare, epsilon));
+    Value normalized = f.mul(x, inv);
+    Value weight = f.toF32(op.getWeight());
+    return f.mul(normalized, weight);
   }
 };
 
@@ -104,14 +110,17 @@ struct DecomposeLayerNorm : CompositePattern<LayerNormOp> {
   Value computeF32(F32Builder &f, LayerNormOp op) const override {
     Value x = f.toF32(op.getX());
     int64_t axis = lastAxis(x);
-    Value centered =
-        f.sub(x, f.reduce<ReduceMeanOp>(x, axis, /*keepDims=*/true));
-    Value variance = f.reduce<ReduceMeanOp>(f.op<SquareOp>(centered), axis,
-                                            /*keepDims=*/true);
-    Value inv = f.op<RsqrtOp>(
-        f.add(variance, f.scalar(op.getEpsilon().convertToDouble())));
-    Value normalized = f.mul(f.mul(centered, inv), f.toF32(op.getGamma()));
-    return f.add(normalized, f.toF32(op.getBeta()));
+    Value mean = f.reduce<ReduceMeanOp>(x, axis, /*keepDims=*/true);
+    Value centered = f.sub(x, mean);
+    Value squares = f.op<SquareOp>(centered);
+    Value variance = f.reduce<ReduceMeanOp>(squares, axis, /*keepDims=*/true);
+    Value epsilon = f.scalar(op.getEpsilon().convertToDouble());
+    Value inv = f.op<RsqrtOp>(f.add(variance, epsilon));
+    Value normalized = f.mul(centered, inv);
+    Value gamma = f.toF32(op.getGamma());
+    Value scaled = f.mul(normalized, gamma);
+    Value beta = f.toF32(op.getBeta());
+    return f.add(scaled, beta);
   }
 };
 
@@ -122,7 +131,8 @@ struct DecomposeSoftmax : CompositePattern<SoftmaxOp> {
     int64_t axis = op.getAxis();
     Value max = f.reduce<ReduceMaxOp>(x, axis, /*keepDims=*/true);
     Value e = f.op<ExpOp>(f.sub(x, max));
-    return f.div(e, f.reduce<ReduceSumOp>(e, axis, /*keepDims=*/true));
+    Value sum = f.reduce<ReduceSumOp>(e, axis, /*keepDims=*/true);
+    return f.div(e, sum);
   }
 };
 
@@ -132,11 +142,12 @@ struct DecomposeLogSumExp : CompositePattern<LogSumExpOp> {
     Value x = f.toF32(op.getX());
     int64_t axis = op.getAxis();
     Value max = f.reduce<ReduceMaxOp>(x, axis, /*keepDims=*/true);
-    Value sum = f.reduce<ReduceSumOp>(f.op<ExpOp>(f.sub(x, max)), axis,
-                                      /*keepDims=*/false);
+    Value e = f.op<ExpOp>(f.sub(x, max));
+    Value sum = f.reduce<ReduceSumOp>(e, axis, /*keepDims=*/false);
     // Reducing the size-1 axis of `max` drops it without another pass over x.
     Value rowMax = f.reduce<ReduceMaxOp>(max, axis, /*keepDims=*/false);
-    return f.add(f.op<LogOp>(sum), rowMax);
+    Value logSum = f.op<LogOp>(sum);
+    return f.add(logSum, rowMax);
   }
 };
 
@@ -146,27 +157,35 @@ struct DecomposeGelu : CompositePattern<GeluOp> {
     Value x = f.toF32(op.getX());
     Value inner;
     if (op.getApproximation() == GeluApproximation::tanh) {
-      // sqrt(2/pi) * (x + 0.044715 x^3)
+      // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
       Value cube = f.mul(x, f.op<SquareOp>(x));
-      Value poly = f.add(x, f.mul(cube, f.scalar(0.044715)));
-      inner = f.op<TanhOp>(f.mul(poly, f.scalar(std::sqrt(2.0 / M_PI))));
+      Value coefficient = f.scalar(0.044715);
+      Value poly = f.add(x, f.mul(cube, coefficient));
+      Value scale = f.scalar(std::sqrt(2.0 / M_PI));
+      inner = f.op<TanhOp>(f.mul(poly, scale));
     } else {
-      inner = f.op<ErfOp>(f.mul(x, f.scalar(1.0 / std::sqrt(2.0))));
+      Value scale = f.scalar(1.0 / std::sqrt(2.0));
+      inner = f.op<ErfOp>(f.mul(x, scale));
     }
-    Value half = f.mul(x, f.scalar(0.5));
-    return f.mul(half, f.add(inner, f.scalar(1.0)));
+    Value half = f.scalar(0.5);
+    Value halfX = f.mul(x, half);
+    Value one = f.scalar(1.0);
+    return f.mul(halfX, f.add(inner, one));
   }
 };
 
 /// 1 + exp(-x), the denominator of sigmoid and silu.
 static Value logisticDenominator(F32Builder &f, Value x) {
-  return f.add(f.op<ExpOp>(f.op<NegOp>(x)), f.scalar(1.0));
+  Value e = f.op<ExpOp>(f.op<NegOp>(x));
+  Value one = f.scalar(1.0);
+  return f.add(e, one);
 }
 
 struct DecomposeSigmoid : CompositePattern<SigmoidOp> {
   using CompositePattern::CompositePattern;
   Value computeF32(F32Builder &f, SigmoidOp op) const override {
-    return f.op<ReciprocalOp>(logisticDenominator(f, f.toF32(op.getX())));
+    Value x = f.toF32(op.getX());
+    return f.op<ReciprocalOp>(logisticDenominator(f, x));
   }
 };
 

@@ -28,7 +28,7 @@ class Fusion_BinaryOp<string mnemonic, string summaryText,
     : Fusion_Op<mnemonic, traits # [Pure, SameOperandsAndResultElementType]> {
   let summary = summaryText;
   let description = [{
-    Elementwise `}] # summaryText # [{` with numpy broadcasting of the two
+    Elementwise }] # summaryText # [{ with numpy broadcasting of the two
     operand shapes. Operands and result share one float element type.
 
     Example:
@@ -70,7 +70,7 @@ class Fusion_UnaryOp<string mnemonic, string summaryText,
     : Fusion_Op<mnemonic, traits # [Pure, SameOperandsAndResultType]> {
   let summary = summaryText;
   let description = [{
-    Elementwise `}] # summaryText # [{`; the result has the operand's type.
+    Elementwise }] # summaryText # [{; the result has the operand's type.
 
     Example:
 
