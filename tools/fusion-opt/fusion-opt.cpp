@@ -33,6 +33,6 @@ int main(int argc, char **argv) {
        << LLVM_VERSION_STRING << ")\n";
   });
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Fusion optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Fusion optimizer driver\n", registry));
 }

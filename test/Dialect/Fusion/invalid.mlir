@@ -223,6 +223,15 @@ func.func @rms_norm_7(%x: tensor<4x8xf32>, %w: tensor<8xf32>) {
 }
 // -----
 
+// The result keeps x's type, so a static weight cannot refine a dynamic row.
+func.func @rms_norm_8(%x: tensor<?x?xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{weight must be a 1-D tensor of dynamic size, as x's last dimension is dynamic, got 'tensor<8xf32>'}}
+  %0 = fusion.rms_norm %x, %w epsilon = 1.0e-06 : tensor<?x?xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @layer_norm_1(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<7xf32>) {
   // expected-error @+1 {{beta must be a 1-D tensor of x's last dimension (8), got 'tensor<7xf32>'}}
   %0 = fusion.layer_norm %x, %g, %b epsilon = 1.0e-05 : tensor<4x8xf32>, tensor<8xf32>, tensor<7xf32>

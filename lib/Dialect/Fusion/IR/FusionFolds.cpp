@@ -52,9 +52,9 @@ static OpFoldResult foldUnarySplat(Attribute x, Type resultType,
   return {};
 }
 
-static OpFoldResult foldBinarySplat(Attribute lhs, Attribute rhs,
-                                    Type resultType,
-                                    llvm::function_ref<double(double, double)> fn) {
+static OpFoldResult
+foldBinarySplat(Attribute lhs, Attribute rhs, Type resultType,
+                llvm::function_ref<double(double, double)> fn) {
   std::optional<double> a = getSplatFloat(lhs), b = getSplatFloat(rhs);
   if (a && b)
     return makeFloatSplat(resultType, fn(*a, *b));
@@ -83,32 +83,38 @@ static double nanPropagating(double a, double b, bool wantMax) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult r = foldRightIdentity(getLhs(), adaptor.getRhs(), 0.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getLhs(), adaptor.getRhs(), 0.0, getType()))
     return r;
-  if (OpFoldResult r = foldRightIdentity(getRhs(), adaptor.getLhs(), 0.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getRhs(), adaptor.getLhs(), 0.0, getType()))
     return r;
   return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
                          [](double a, double b) { return a + b; });
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult r = foldRightIdentity(getLhs(), adaptor.getRhs(), 0.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getLhs(), adaptor.getRhs(), 0.0, getType()))
     return r;
   return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
                          [](double a, double b) { return a - b; });
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult r = foldRightIdentity(getLhs(), adaptor.getRhs(), 1.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getLhs(), adaptor.getRhs(), 1.0, getType()))
     return r;
-  if (OpFoldResult r = foldRightIdentity(getRhs(), adaptor.getLhs(), 1.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getRhs(), adaptor.getLhs(), 1.0, getType()))
     return r;
   return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
                          [](double a, double b) { return a * b; });
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult r = foldRightIdentity(getLhs(), adaptor.getRhs(), 1.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getLhs(), adaptor.getRhs(), 1.0, getType()))
     return r;
   return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
                          [](double a, double b) { return a / b; });
@@ -117,21 +123,24 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs() && getLhs().getType() == getType())
     return getLhs();
-  return foldBinarySplat(
-      adaptor.getLhs(), adaptor.getRhs(), getType(),
-      [](double a, double b) { return nanPropagating(a, b, /*wantMax=*/true); });
+  return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                         [](double a, double b) {
+                           return nanPropagating(a, b, /*wantMax=*/true);
+                         });
 }
 
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs() && getLhs().getType() == getType())
     return getLhs();
-  return foldBinarySplat(
-      adaptor.getLhs(), adaptor.getRhs(), getType(),
-      [](double a, double b) { return nanPropagating(a, b, /*wantMax=*/false); });
+  return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                         [](double a, double b) {
+                           return nanPropagating(a, b, /*wantMax=*/false);
+                         });
 }
 
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult r = foldRightIdentity(getLhs(), adaptor.getRhs(), 1.0, getType()))
+  if (OpFoldResult r =
+          foldRightIdentity(getLhs(), adaptor.getRhs(), 1.0, getType()))
     return r;
   return foldBinarySplat(adaptor.getLhs(), adaptor.getRhs(), getType(),
                          [](double a, double b) { return std::pow(a, b); });
@@ -144,8 +153,7 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (auto inner = getX().getDefiningOp<NegOp>())
     return inner.getX();
-  return foldUnarySplat(adaptor.getX(), getType(),
-                        [](double x) { return -x; });
+  return foldUnarySplat(adaptor.getX(), getType(), [](double x) { return -x; });
 }
 
 #define FUSION_DEFINE_UNARY_FOLD(OP, EXPR)                                     \
@@ -160,11 +168,11 @@ FUSION_DEFINE_UNARY_FOLD(TanhOp, std::tanh(x))
 FUSION_DEFINE_UNARY_FOLD(ErfOp, std::erf(x))
 FUSION_DEFINE_UNARY_FOLD(SigmoidOp, sigmoid(x))
 FUSION_DEFINE_UNARY_FOLD(ReluOp, std::isnan(x) ? x : std::max(x, 0.0))
-FUSION_DEFINE_UNARY_FOLD(SiluOp, x * sigmoid(x))
+FUSION_DEFINE_UNARY_FOLD(SiluOp, x *sigmoid(x))
 FUSION_DEFINE_UNARY_FOLD(SqrtOp, std::sqrt(x))
 FUSION_DEFINE_UNARY_FOLD(RsqrtOp, 1.0 / std::sqrt(x))
 FUSION_DEFINE_UNARY_FOLD(ReciprocalOp, 1.0 / x)
-FUSION_DEFINE_UNARY_FOLD(SquareOp, x * x)
+FUSION_DEFINE_UNARY_FOLD(SquareOp, x *x)
 #undef FUSION_DEFINE_UNARY_FOLD
 
 //===----------------------------------------------------------------------===//
@@ -179,12 +187,24 @@ OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
     return {};
   bool value = false;
   switch (getPredicate()) {
-  case CmpPredicate::eq: value = *a == *b; break;
-  case CmpPredicate::ne: value = *a != *b; break;
-  case CmpPredicate::lt: value = *a < *b; break;
-  case CmpPredicate::le: value = *a <= *b; break;
-  case CmpPredicate::gt: value = *a > *b; break;
-  case CmpPredicate::ge: value = *a >= *b; break;
+  case CmpPredicate::eq:
+    value = *a == *b;
+    break;
+  case CmpPredicate::ne:
+    value = *a != *b;
+    break;
+  case CmpPredicate::lt:
+    value = *a < *b;
+    break;
+  case CmpPredicate::le:
+    value = *a <= *b;
+    break;
+  case CmpPredicate::gt:
+    value = *a > *b;
+    break;
+  case CmpPredicate::ge:
+    value = *a >= *b;
+    break;
   }
   return DenseElementsAttr::get(type, value);
 }

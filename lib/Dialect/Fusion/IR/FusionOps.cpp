@@ -60,8 +60,7 @@ RankedTensorType fusion::getBroadcastResultType(ArrayRef<Type> types,
 }
 
 RankedTensorType fusion::getReducedType(RankedTensorType type,
-                                        ArrayRef<int64_t> axes,
-                                        bool keepDims) {
+                                        ArrayRef<int64_t> axes, bool keepDims) {
   SmallVector<int64_t> shape;
   for (auto [i, dim] : llvm::enumerate(type.getShape())) {
     if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
@@ -132,8 +131,8 @@ static ParseResult parseElementwiseTypes(OpAsmParser &parser, Type &lhs,
                  parser.parseArrow() || parser.parseType(result));
 }
 
-static void printElementwiseTypes(OpAsmPrinter &printer, Operation *,
-                                  Type lhs, Type rhs, Type result) {
+static void printElementwiseTypes(OpAsmPrinter &printer, Operation *, Type lhs,
+                                  Type rhs, Type result) {
   if (lhs == rhs && rhs == result) {
     printer << lhs;
     return;
@@ -221,19 +220,23 @@ static LogicalResult verifyNormParameter(Operation *op, Value x, Value param,
   auto pType = cast<RankedTensorType>(param.getType());
   if (xType.getRank() == 0)
     return op->emitOpError("x must have at least one dimension");
+  // A static parameter size needs the same static last dimension: the
+  // result keeps x's type, so the parameter must not refine it.
   int64_t last = xType.getShape().back();
   if (pType.getRank() != 1 ||
-      (!ShapedType::isDynamic(last) && !pType.isDynamicDim(0) &&
-       pType.getDimSize(0) != last))
-    return op->emitOpError()
-           << name << " must be a 1-D tensor of x's last dimension ("
-           << (ShapedType::isDynamic(last) ? std::string("?")
-                                           : std::to_string(last))
-           << "), got " << pType;
+      (!pType.isDynamicDim(0) && pType.getDimSize(0) != last)) {
+    InFlightDiagnostic diag = op->emitOpError() << name;
+    if (ShapedType::isDynamic(last))
+      diag << " must be a 1-D tensor of dynamic size, as x's last dimension "
+              "is dynamic";
+    else
+      diag << " must be a 1-D tensor of x's last dimension (" << last << ")";
+    return diag << ", got " << pType;
+  }
   if (pType.getElementType() != xType.getElementType())
-    return op->emitOpError() << name << " element type "
-                             << pType.getElementType() << " differs from x's "
-                             << xType.getElementType();
+    return op->emitOpError()
+           << name << " element type " << pType.getElementType()
+           << " differs from x's " << xType.getElementType();
   return success();
 }
 
@@ -265,8 +268,8 @@ LogicalResult LogSumExpOp::verify() {
   auto input = cast<RankedTensorType>(getX().getType());
   if (failed(verifyAxis(*this, getAxis(), input.getRank())))
     return failure();
-  return verifyResultType(*this,
-                          getReducedType(input, {getAxis()}, /*keepDims=*/false));
+  return verifyResultType(
+      *this, getReducedType(input, {getAxis()}, /*keepDims=*/false));
 }
 
 //===----------------------------------------------------------------------===//
@@ -350,8 +353,8 @@ LogicalResult MatmulOp::verify() {
   if (!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb)
     return emitOpError("inner dimensions differ: lhs has K = ")
            << ka << ", rhs has K = " << kb;
-  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
-      {a.getShape().drop_back(2), b.getShape().drop_back(2)});
+  FailureOr<SmallVector<int64_t>> batch =
+      broadcastShapes({a.getShape().drop_back(2), b.getShape().drop_back(2)});
   if (failed(batch))
     return emitOpError("batch dimensions are not broadcast-compatible: ")
            << a << " and " << b;

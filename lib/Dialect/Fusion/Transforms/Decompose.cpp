@@ -47,8 +47,7 @@ public:
         b, loc, DenseElementsAttr::get(type, static_cast<float>(value)));
   }
 
-  template <typename OpTy, typename... Args>
-  Value op(Args &&...args) {
+  template <typename OpTy, typename... Args> Value op(Args &&...args) {
     return OpTy::create(b, loc, std::forward<Args>(args)...).getResult();
   }
   Value add(Value l, Value r) { return op<AddOp>(l, r); }
@@ -68,8 +67,7 @@ private:
 
 /// Rewrites a composite op whose result has its first operand's element
 /// type: `compute` gets the f32 builder and returns the f32 result.
-template <typename OpTy>
-struct CompositePattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct CompositePattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   virtual Value computeF32(F32Builder &f, OpTy op) const = 0;
@@ -210,7 +208,8 @@ struct FusionDecomposePass
 } // namespace
 
 void fusion::populateDecomposePatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeRmsNorm, DecomposeLayerNorm, DecomposeSoftmax,
-               DecomposeLogSumExp, DecomposeGelu, DecomposeSigmoid,
-               DecomposeSilu>(patterns.getContext());
+  patterns
+      .add<DecomposeRmsNorm, DecomposeLayerNorm, DecomposeSoftmax,
+           DecomposeLogSumExp, DecomposeGelu, DecomposeSigmoid, DecomposeSilu>(
+          patterns.getContext());
 }

@@ -8,9 +8,9 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -29,8 +29,7 @@ broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 
 /// The broadcast of the ranked tensor `types` with `elementType`. The types
 /// must be broadcast-compatible (builders call this on verified input).
-RankedTensorType getBroadcastResultType(ArrayRef<Type> types,
-                                        Type elementType);
+RankedTensorType getBroadcastResultType(ArrayRef<Type> types, Type elementType);
 
 /// The type of reducing `type` over `axes` (assumed valid).
 RankedTensorType getReducedType(RankedTensorType type, ArrayRef<int64_t> axes,
