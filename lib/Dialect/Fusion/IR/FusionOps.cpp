@@ -365,5 +365,50 @@ LogicalResult MatmulOp::verify() {
                           RankedTensorType::get(shape, a.getElementType()));
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state,
+                     TypeRange resultTypes, KernelKind kind,
+                     ValueRange inputs) {
+  state.addOperands(inputs);
+  state.addTypes(resultTypes);
+  state.getOrAddProperties<Properties>().kind =
+      KernelKindAttr::get(builder.getContext(), kind);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value input : inputs)
+    block->addArgument(input.getType(), input.getLoc());
+}
+
+YieldOp KernelOp::getYield() {
+  return cast<YieldOp>(getBodyBlock().getTerminator());
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  Block &block = getBodyBlock();
+  if (block.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("body arguments must match the inputs one to one, got (")
+           << block.getArgumentTypes() << ") for inputs ("
+           << getInputs().getTypes() << ")";
+  for (Operation &op : block.without_terminator()) {
+    if (!isa<FusionDialect>(op.getDialect()) || isa<KernelOp>(op))
+      return op.emitOpError("cannot be inside a fusion.kernel: a kernel holds "
+                            "fusion ops other than fusion.kernel");
+  }
+  if (getYield().getValues().getTypes() != getResultTypes())
+    return emitOpError("yielded types (")
+           << getYield().getValues().getTypes()
+           << ") must match the kernel's result types (" << getResultTypes()
+           << ")";
+  if (std::optional<int64_t> splits = getRowSplits();
+      splits && (getKind() != KernelKind::wide_row || *splits < 2))
+    return emitOpError("row_splits belongs to wide_row kernels and must be at "
+                       "least 2");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"

@@ -73,4 +73,18 @@ def Fusion_GeluApproximation : I32EnumAttr<"GeluApproximation",
 def Fusion_GeluApproximationAttr
     : EnumAttr<Fusion_Dialect, Fusion_GeluApproximation, "gelu_approximation">;
 
+def Fusion_KernelKind : I32EnumAttr<"KernelKind",
+    "how a fused kernel runs on the device", [
+      I32EnumAttrCase<"elementwise", 0>,
+      I32EnumAttrCase<"row_reduction", 1>,
+      I32EnumAttrCase<"wide_row", 2>,
+      I32EnumAttrCase<"column_reduction", 3>,
+      I32EnumAttrCase<"reduction", 4>,
+      I32EnumAttrCase<"matmul", 5>]> {
+  let cppNamespace = "::mlir::fusion";
+  let genSpecializedAttr = 0;
+}
+def Fusion_KernelKindAttr
+    : EnumAttr<Fusion_Dialect, Fusion_KernelKind, "kernel_kind">;
+
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONDIALECT_TD

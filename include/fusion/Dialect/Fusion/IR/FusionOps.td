@@ -11,6 +11,7 @@
 include "fusion/Dialect/Fusion/IR/FusionDialect.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -433,6 +434,75 @@ def Fusion_MatmulOp : Fusion_Op<"matmul",
   let results = (outs Fusion_FloatTensor:$result);
   let assemblyFormat = "$a `,` $b attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused kernels
+//===----------------------------------------------------------------------===//
+
+def Fusion_KernelOp : Fusion_Op<"kernel", [
+    IsolatedFromAbove, RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a group of fusion ops that runs as one device kernel";
+  let description = [{
+    The fusion passes group ops into kernels. Operands are the kernel's
+    external inputs, bound in order to the body's block arguments; the values
+    given to `fusion.yield` leave the kernel as its results. Everything in
+    between stays on chip: a kernel reads each input once and writes each
+    result once. Rank-0 splat constants are cloned into the body and cost no
+    memory traffic.
+
+    `kind` is the contract with the lowering: it says how the kernel runs
+    (`elementwise`: one flat index space; `row_reduction`: a block or warp
+    per row of the innermost axis, the row kept on chip between reduction and
+    normalisation; `wide_row`: a row too long for one block, split over
+    `row_splits` blocks; `column_reduction`: reductions over outer axes;
+    `reduction`: any other reduction; `matmul`: a matrix product with its
+    epilogue). `name` says which function and which kernel it is.
+
+    Example:
+
+    ```mlir
+    %out = fusion.kernel elementwise "chain_k0" (%x, %w) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%a: tensor<?xf32>, %b: tensor<?xf32>):
+      %two = fusion.constant dense<2.0> : tensor<f32>
+      %0 = fusion.mul %a, %two : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+      %1 = fusion.mul %0, %b : tensor<?xf32>
+      fusion.yield %1 : tensor<?xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Fusion_AnyTensor>:$inputs,
+                       Fusion_KernelKindAttr:$kind,
+                       OptionalAttr<StrAttr>:$name,
+                       OptionalAttr<I64Attr>:$row_splits);
+  let results = (outs Variadic<Fusion_AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `` $kind ($name^)? ` ` `(` $inputs `)` attr-dict `:`
+    functional-type($inputs, results) $body
+  }];
+  let skipDefaultBuilders = 1;
+  let builders = [
+    // Creates the body block with one argument per input; the caller fills
+    // it and ends it with a fusion.yield.
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "::mlir::fusion::KernelKind":$kind,
+                   "::mlir::ValueRange":$inputs)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    YieldOp getYield();
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Fusion_YieldOp : Fusion_Op<"yield", [
+    Pure, HasParent<"KernelOp">, Terminator, ReturnLike]> {
+  let summary = "the values that leave a fusion.kernel";
+  let arguments = (ins Variadic<Fusion_AnyTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
 }
 
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONOPS_TD

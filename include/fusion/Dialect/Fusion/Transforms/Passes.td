@@ -36,4 +36,128 @@ def FusionDecompose : Pass<"fusion-decompose"> {
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
 
+// Budgets shared by the fusion passes (see FusionOptions).
+defvar FusionBudgetOptions = [
+  Option<"maxOps", "max-ops", "int64_t", /*default=*/"128",
+         "Most compute ops in one kernel">,
+  Option<"maxParams", "max-params", "int64_t", /*default=*/"32",
+         "Most kernel parameters (inputs plus results)">,
+  Option<"maxLiveValues", "max-live-values", "int64_t", /*default=*/"64",
+         "Most values live at once per thread (a register estimate)">
+];
+defvar FusionRemarkOption =
+  Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
+         "Leave a remark with a [reason] on the producer of every edge left "
+         "unfused">;
+
+def FusionFuseProducerConsumer
+    : Pass<"fusion-fuse-producer-consumer"> {
+  let summary = "Greedy vertical fusion of elementwise and injective ops";
+  let description = [{
+    Wraps every compute op of the function into a `fusion.kernel` of one op,
+    then merges producer kernels into consumer kernels, visiting consumers
+    before producers, until nothing changes. Elementwise and injective ops
+    (broadcasts, slices, transposes, converts) fuse with each other.
+
+    A producer with several consumers joins one of them, its value written
+    once as an extra kernel output for the others, or is recomputed inside
+    each consumer (when it has at most `max-recompute-ops` ops), whichever
+    moves fewer bytes; when all consumers end up in one kernel it is computed
+    once.
+
+    Refused: a merge that would create a cycle between kernels (`[cycle]`),
+    anything through a matmul (`[matmul-boundary]`; its elementwise
+    consumers become its epilogue with `matmul-epilogue`), anything over a
+    budget (`[budget]`), reductions (`[reduction]`, left to
+    `fusion-fuse-reductions`), a multi-output elementwise kernel whose
+    outputs differ in shape (`[shape]`). With `emit-remarks`, each refused
+    edge leaves a remark on the producing op.
+  }];
+  let options = FusionBudgetOptions # [FusionRemarkOption,
+    Option<"maxRecomputeOps", "max-recompute-ops", "int64_t", /*default=*/"8",
+           "Largest producer (in ops) recomputed in each consumer rather "
+           "than written once">,
+    Option<"matmulEpilogue", "matmul-epilogue", "bool", /*default=*/"false",
+           "Fuse elementwise consumers into a matmul as its epilogue">
+  ];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
+def FusionFuseReductions
+    : Pass<"fusion-fuse-reductions"> {
+  let summary = "Fuse reductions with their producers, consumers and siblings";
+  let description = [{
+    A reduction over the innermost axis joins its elementwise producers, the
+    consumers that broadcast its result back over the row (the normalize
+    step), and sibling or dependent reductions over the same rows (mean then
+    variance, max then sum) into one `row_reduction` kernel. All values in
+    such a kernel live in its rows `[R..., H]`: full rows, one value per row
+    (`[R..., 1]` or `[R...]`), or smaller shapes broadcast into the rows
+    (weights, scalars); anything else is refused with `[shape]`.
+
+    A row longer than `max-row-elements` (or of dynamic length) becomes a
+    `wide_row` kernel whose row is split over `row_splits` blocks (partial
+    reductions, then the finish). Reductions over other axes take their
+    elementwise producers and become `column_reduction` (the innermost axis
+    is kept) or `reduction` kernels.
+
+    Elementwise merges that the reduction merges make possible are done as in
+    `fusion-fuse-producer-consumer`.
+  }];
+  let options = FusionBudgetOptions # [FusionRemarkOption,
+    Option<"maxRowElements", "max-row-elements", "int64_t",
+           /*default=*/"32768",
+           "Longest row a row_reduction kernel keeps on chip">,
+    Option<"maxRecomputeOps", "max-recompute-ops", "int64_t", /*default=*/"8",
+           "Largest producer (in ops) recomputed in each consumer rather "
+           "than written once">
+  ];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
+def FusionFuseHorizontal
+    : Pass<"fusion-fuse-horizontal"> {
+  let summary = "Share one launch between independent kernels";
+  let description = [{
+    Merges kernels that do not depend on each other and have the same
+    iteration space (elementwise kernels of one output shape, row kernels
+    over the same rows) into multi-output kernels: one launch instead of
+    several, and inputs they share are read once (the multi-tensor optimizer
+    step). Each kernel joins the latest earlier kernel of its iteration space
+    (among the last 16) that fits the budget, preferring one that reads a
+    common input.
+  }];
+  let options = FusionBudgetOptions;
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
+def FusionReport : Pass<"fusion-report", "ModuleOp"> {
+  let summary = "Report kernels, launches and predicted device-memory bytes";
+  let description = [{
+    For every function: its kernels (name, kind, ops, bytes read and
+    written), the number of launches, and the predicted device-memory traffic
+    of the fused program (`bytes`: each kernel reads its external inputs once
+    and writes its results once; splat constants cost nothing) against the
+    same program run one primitive op per launch (`unfused_bytes`,
+    `unfused_launches`). A `wide_row` kernel counts two launches (partial
+    reductions, then the finish).
+
+    With dynamic dimensions a byte count is `null` and a formula is given
+    beside it (`bytes_formula`), in symbols `d<i>` for a dynamic size at
+    dimension i.
+
+    JSON (`format=json`) has one object per function under `functions`,
+    with the keys `name`, `kernels`, `launches`, `bytes`,
+    `unfused_launches`, `unfused_bytes` and `kernel_list`; each entry of
+    `kernel_list` has `name`, `kind`, `ops`, `bytes_read` and
+    `bytes_written`. The pass does not change the IR.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "Output format: text or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the report; - is standard error">
+  ];
+}
+
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD

@@ -1,0 +1,98 @@
+//===- KernelFusion.h - Grouping fusion ops into kernels --------*- C++ -*-===//
+//
+// The mechanism shared by the three fusion passes. Every compute op first
+// becomes a one-op fusion.kernel; fusing is then merging a producer kernel
+// into a consumer kernel (vertical) or two independent kernels (horizontal).
+// What may merge is decided by one policy (FusionRules + FusionOptions); the
+// passes only choose the rules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_DIALECT_FUSION_TRANSFORMS_KERNELFUSION_H
+#define FUSION_DIALECT_FUSION_TRANSFORMS_KERNELFUSION_H
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include <string>
+
+namespace mlir::fusion {
+
+/// Budgets and switches of the fusion policy. The defaults suit an H200.
+struct FusionOptions {
+  /// Compute ops in one kernel.
+  int64_t maxOps = 128;
+  /// Kernel parameters: inputs plus results.
+  int64_t maxParams = 32;
+  /// Estimated values live at once per thread (a register estimate).
+  int64_t maxLiveValues = 64;
+  /// Longest row a row_reduction kernel keeps on chip; longer rows become a
+  /// wide_row plan split over several blocks.
+  int64_t maxRowElements = 32768;
+  /// Largest producer (in ops) that may be recomputed in each consumer
+  /// instead of being written once.
+  int64_t maxRecomputeOps = 8;
+  /// Fuse elementwise consumers into a matmul as its epilogue.
+  bool matmulEpilogue = false;
+};
+
+/// Which merges a pass performs.
+enum class FusionRules {
+  /// Elementwise and injective ops with each other (and matmul epilogues).
+  ProducerConsumer,
+  /// The above, plus reductions with their producers, consumers and
+  /// siblings over the same rows.
+  Reductions,
+};
+
+/// Groups the compute ops of one block into fusion.kernel ops.
+class KernelFuser {
+public:
+  KernelFuser(Block &block, const FusionOptions &options)
+      : block(block), options(options) {}
+
+  /// Wraps every compute op not yet in a kernel into a one-op kernel (splat
+  /// constants are cloned in; other constants stay outside as inputs).
+  void outline();
+
+  /// Merges producers into consumers greedily, consumers first, until
+  /// nothing changes. A producer with several consumers joins one of them
+  /// (its value written once for the others) or is recomputed in each,
+  /// whichever moves fewer bytes.
+  void fuseVertically(FusionRules rules);
+
+  /// Merges independent kernels with the same iteration space into
+  /// multi-output kernels.
+  void fuseHorizontally();
+
+  /// Names kernels `<prefix>_k<i>` in block order.
+  void nameKernels(StringRef prefix);
+
+  /// A remark on the producing op of every kernel-to-kernel edge left,
+  /// naming the consumer and the reason (`[cycle]`, `[budget]`, ...).
+  void emitRemarks(FusionRules rules);
+
+private:
+  /// The kind a merge of `producer` into `consumer` gets, or failure with a
+  /// reason "[code] detail" in `reason`.
+  FailureOr<KernelKind> classify(KernelOp producer, KernelOp consumer,
+                                 FusionRules rules, std::string &reason);
+  /// Why `producer` cannot join `consumer` given the other users of its
+  /// results; empty when it can, with the merged kind in `kind`. With
+  /// `privateCopy`, asks the same for a copy of the producer that only
+  /// `consumer` uses.
+  std::string checkMerge(KernelOp producer, KernelOp consumer,
+                         FusionRules rules, KernelKind &kind,
+                         bool privateCopy = false);
+  /// Whether a use of `producer` by an op other than `consumer` reaches
+  /// `consumer`.
+  bool reachesThroughOthers(KernelOp producer, KernelOp consumer);
+  /// Tries to fuse `producer` into its consumers; true if the IR changed.
+  bool fuseProducer(KernelOp producer, FusionRules rules);
+
+  Block &block;
+  const FusionOptions &options;
+};
+
+} // namespace mlir::fusion
+
+#endif // FUSION_DIALECT_FUSION_TRANSFORMS_KERNELFUSION_H

@@ -1,0 +1,745 @@
+//===- KernelFusion.cpp - Grouping fusion ops into kernels ----------------===//
+//
+// Every compute op becomes a one-op kernel; fusion merges kernels. The merge
+// policy lives in KernelFuser::classify and KernelFuser::checkMerge, the
+// byte arithmetic in fuseProducer, the IR surgery in mergeKernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
+
+#include "fusion/Dialect/Fusion/Analysis/Traffic.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+//===----------------------------------------------------------------------===//
+// Op and shape classification
+//===----------------------------------------------------------------------===//
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+/// Equal shapes, a dynamic size matching only a dynamic size.
+static bool sameShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return a == b;
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(
+      shape,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      [&] { os << "x"; });
+  os << "]";
+  return s;
+}
+
+/// The shape of the rows `op` reduces over its innermost axis ([R..., H]),
+/// if it is such a reduction (a reduce op, a norm, softmax or logsumexp).
+static std::optional<SmallVector<int64_t>> getRowShape(Operation *op) {
+  auto lastAxisOf = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getRank() - 1;
+  };
+  Value input;
+  if (auto reduce = dyn_cast<ReduceSumOp>(op))
+    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
+                ? reduce.getX()
+                : Value();
+  else if (auto reduce = dyn_cast<ReduceMaxOp>(op))
+    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
+                ? reduce.getX()
+                : Value();
+  else if (auto reduce = dyn_cast<ReduceMinOp>(op))
+    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
+                ? reduce.getX()
+                : Value();
+  else if (auto reduce = dyn_cast<ReduceMeanOp>(op))
+    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
+                ? reduce.getX()
+                : Value();
+  else if (isa<RmsNormOp, LayerNormOp>(op))
+    input = op->getOperand(0);
+  else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    input = softmax.getAxis() == lastAxisOf(softmax.getX()) ? softmax.getX()
+                                                           : Value();
+  else if (auto lse = dyn_cast<LogSumExpOp>(op))
+    input = lse.getAxis() == lastAxisOf(lse.getX()) ? lse.getX() : Value();
+  if (!input || shapeOf(input).empty())
+    return std::nullopt;
+  return llvm::to_vector(shapeOf(input));
+}
+
+static bool isReduction(Operation *op) {
+  return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceMeanOp, RmsNormOp,
+             LayerNormOp, SoftmaxOp, LogSumExpOp>(op);
+}
+
+/// The axes a reduce op reduces (empty for other ops).
+static ArrayRef<int64_t> getReducedAxes(Operation *op) {
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMinOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return r.getAxes();
+  return {};
+}
+
+static bool isRowKind(KernelKind kind) {
+  return kind == KernelKind::row_reduction || kind == KernelKind::wide_row;
+}
+
+/// How many blocks share a row of `width` elements, 1 when it fits.
+static int64_t getRowSplits(int64_t width, const FusionOptions &options) {
+  if (ShapedType::isDynamic(width))
+    return 0;
+  return llvm::divideCeil(width, options.maxRowElements);
+}
+
+static KernelKind getKindOfOp(Operation *op, const FusionOptions &options) {
+  if (isa<MatmulOp>(op))
+    return KernelKind::matmul;
+  if (std::optional<SmallVector<int64_t>> row = getRowShape(op)) {
+    // A dynamic row length gets the plan that works for any length.
+    return getRowSplits(row->back(), options) == 1 ? KernelKind::row_reduction
+                                                   : KernelKind::wide_row;
+  }
+  if (isReduction(op)) {
+    ArrayRef<int64_t> axes = getReducedAxes(op);
+    int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+    if (!axes.empty() && !llvm::is_contained(axes, rank - 1))
+      return KernelKind::column_reduction;
+    return KernelKind::reduction;
+  }
+  return KernelKind::elementwise;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel properties
+//===----------------------------------------------------------------------===//
+
+static auto computeOps(KernelOp kernel) {
+  return llvm::make_filter_range(kernel.getBodyBlock().without_terminator(),
+                                 [](Operation &op) { return isComputeOp(&op); });
+}
+
+static int64_t countOps(KernelOp kernel) {
+  return llvm::range_size(computeOps(kernel));
+}
+
+/// The rows the reductions of a row kernel run over.
+static SmallVector<int64_t> getKernelRowShape(KernelOp kernel) {
+  for (Operation &op : computeOps(kernel))
+    if (std::optional<SmallVector<int64_t>> row = getRowShape(&op))
+      return *row;
+  return {};
+}
+
+/// Whether a value of `shape` lives in the row space of `row` ([R..., H]):
+/// a full row, one value per row ([R..., 1] or [R...]), or a smaller shape
+/// broadcast into rows ([H], scalars).
+static bool fitsRow(ArrayRef<int64_t> shape, ArrayRef<int64_t> row) {
+  ArrayRef<int64_t> rows = row.drop_back();
+  if (sameShape(shape, row) || sameShape(shape, rows))
+    return true;
+  if (shape.size() == row.size() && sameShape(shape.drop_back(), rows) &&
+      shape.back() == 1)
+    return true;
+  if (shape.size() > row.size())
+    return false;
+  ArrayRef<int64_t> aligned = row.take_back(shape.size());
+  for (auto [dim, rowDim] : llvm::zip(shape, aligned))
+    if (dim != 1 && dim != rowDim)
+      return false;
+  return true;
+}
+
+/// The first value of `kernel` whose shape does not fit `row`, if any.
+static std::optional<Value> findValueOutsideRow(KernelOp kernel,
+                                                ArrayRef<int64_t> row) {
+  for (Operation &op : computeOps(kernel))
+    for (Value result : op.getResults())
+      if (!fitsRow(shapeOf(result), row))
+        return result;
+  return std::nullopt;
+}
+
+/// Values live at once, scanning the body in order: a register estimate.
+static int64_t estimateLiveValues(KernelOp kernel) {
+  Block &body = kernel.getBodyBlock();
+  DenseMap<Value, int64_t> lastUse;
+  int64_t index = 0;
+  for (Operation &op : body) {
+    for (Value operand : op.getOperands())
+      lastUse[operand] = index;
+    ++index;
+  }
+  SmallVector<int64_t> delta(index + 2, 0);
+  auto addLiveRange = [&](Value value, int64_t from) {
+    auto it = lastUse.find(value);
+    if (it == lastUse.end() || isSplatConstant(value))
+      return;
+    ++delta[from];
+    --delta[it->second + 1];
+  };
+  for (BlockArgument arg : body.getArguments())
+    addLiveRange(arg, 0);
+  index = 0;
+  for (Operation &op : body) {
+    for (Value result : op.getResults())
+      addLiveRange(result, index + 1);
+    ++index;
+  }
+  int64_t live = 0, maxLive = 0;
+  for (int64_t d : delta)
+    maxLive = std::max(maxLive, live += d);
+  return maxLive;
+}
+
+/// Bytes of the distinct values in `values`, splat constants free.
+static int64_t bytesOf(ArrayRef<Value> values) {
+  ByteCount bytes;
+  llvm::SmallDenseSet<Value> seen;
+  for (Value value : values)
+    if (seen.insert(value).second && !isSplatConstant(value))
+      bytes += ByteCount::ofType(value.getType());
+  return bytes.estimate();
+}
+
+/// The results of `producer` that `consumer` reads.
+static SmallVector<Value> resultsUsedBy(KernelOp producer, Operation *consumer) {
+  SmallVector<Value> used;
+  for (Value result : producer.getResults())
+    if (llvm::is_contained(result.getUsers(), consumer))
+      used.push_back(result);
+  return used;
+}
+
+/// The results of `producer` with a user other than `consumer`.
+static SmallVector<Value> resultsEscaping(KernelOp producer,
+                                          Operation *consumer) {
+  SmallVector<Value> escaping;
+  for (Value result : producer.getResults())
+    if (llvm::any_of(result.getUsers(),
+                     [&](Operation *user) { return user != consumer; }))
+      escaping.push_back(result);
+  return escaping;
+}
+
+//===----------------------------------------------------------------------===//
+// IR surgery
+//===----------------------------------------------------------------------===//
+
+/// Wraps `op` into a one-op kernel.
+static KernelOp wrapInKernel(Operation *op, const FusionOptions &options) {
+  OpBuilder builder(op);
+  SmallVector<Value> inputs;
+  for (Value operand : op->getOperands())
+    if (!isSplatConstant(operand) && !llvm::is_contained(inputs, operand))
+      inputs.push_back(operand);
+  KernelKind kind = getKindOfOp(op, options);
+  auto kernel = KernelOp::create(builder, op->getLoc(), op->getResultTypes(),
+                                 kind, inputs);
+  if (kind == KernelKind::wide_row) {
+    int64_t splits = getRowSplits(getRowShape(op)->back(), options);
+    if (splits > 1)
+      kernel.setRowSplits(splits);
+  }
+  Block &body = kernel.getBodyBlock();
+  IRMapping mapping;
+  mapping.map(inputs, body.getArguments());
+  builder.setInsertionPointToStart(&body);
+  for (Value operand : op->getOperands())
+    if (isSplatConstant(operand) && !mapping.contains(operand))
+      builder.clone(*operand.getDefiningOp(), mapping);
+  Operation *clone = builder.clone(*op, mapping);
+  YieldOp::create(builder, op->getLoc(), clone->getResults());
+  op->replaceAllUsesWith(kernel.getResults());
+  op->erase();
+  return kernel;
+}
+
+/// Replaces `producer` and `consumer` by one kernel of `kind` that computes
+/// both. Its results are the consumer's, then the producer's that are still
+/// used elsewhere. The two need not be connected (horizontal fusion).
+static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
+                             KernelKind kind, std::optional<int64_t> rowSplits) {
+  Block *block = consumer->getBlock();
+  Operation *beforeProducer = producer->getPrevNode();
+
+  SmallVector<Value> inputs;
+  DenseMap<Value, unsigned> inputIndex;
+  auto addInput = [&](Value value) {
+    if (inputIndex.try_emplace(value, inputs.size()).second)
+      inputs.push_back(value);
+  };
+  for (Value input : producer.getInputs())
+    addInput(input);
+  for (Value input : consumer.getInputs())
+    if (input.getDefiningOp() != producer)
+      addInput(input);
+
+  SmallVector<Value> escaping = resultsEscaping(producer, consumer);
+  SmallVector<Type> resultTypes(consumer.getResultTypes());
+  for (Value result : escaping)
+    resultTypes.push_back(result.getType());
+
+  OpBuilder builder(consumer);
+  Location loc = builder.getFusedLoc({producer.getLoc(), consumer.getLoc()});
+  auto merged = KernelOp::create(builder, loc, resultTypes, kind, inputs);
+  if (rowSplits && *rowSplits > 1)
+    merged.setRowSplits(*rowSplits);
+  Block &body = merged.getBodyBlock();
+  builder.setInsertionPointToStart(&body);
+
+  IRMapping mapping;
+  for (auto [arg, input] : llvm::zip(producer.getBodyBlock().getArguments(),
+                                     producer.getInputs()))
+    mapping.map(arg, body.getArgument(inputIndex[input]));
+  for (Operation &op : producer.getBodyBlock().without_terminator())
+    builder.clone(op, mapping);
+  SmallVector<Value> producerYield = llvm::map_to_vector(
+      producer.getYield().getValues(),
+      [&](Value v) { return mapping.lookupOrDefault(v); });
+
+  for (auto [arg, input] : llvm::zip(consumer.getBodyBlock().getArguments(),
+                                     consumer.getInputs())) {
+    if (input.getDefiningOp() == producer)
+      mapping.map(arg, producerYield[cast<OpResult>(input).getResultNumber()]);
+    else
+      mapping.map(arg, body.getArgument(inputIndex[input]));
+  }
+  for (Operation &op : consumer.getBodyBlock().without_terminator())
+    builder.clone(op, mapping);
+
+  SmallVector<Value> yielded = llvm::map_to_vector(
+      consumer.getYield().getValues(),
+      [&](Value v) { return mapping.lookupOrDefault(v); });
+  for (Value result : escaping)
+    yielded.push_back(producerYield[cast<OpResult>(result).getResultNumber()]);
+  YieldOp::create(builder, loc, yielded);
+
+  consumer->replaceAllUsesWith(
+      merged.getResults().take_front(consumer->getNumResults()));
+  for (auto [result, replacement] :
+       llvm::zip(escaping,
+                 merged.getResults().drop_front(consumer->getNumResults())))
+    result.replaceAllUsesWith(replacement);
+  consumer->erase();
+  producer->erase();
+
+  // Users of the producer that sat between it and the consumer now precede
+  // their definition; no cycle was created, so a local sort fixes the order.
+  Block::iterator begin =
+      beforeProducer ? std::next(beforeProducer->getIterator())
+                     : block->begin();
+  sortTopologically(block, llvm::make_range(begin,
+                                            std::next(merged->getIterator())));
+  return merged;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelFuser
+//===----------------------------------------------------------------------===//
+
+void KernelFuser::outline() {
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (isComputeOp(&op))
+      wrapInKernel(&op, options);
+  // Splat constants now live inside the kernels that use them.
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (isa<ConstantOp>(op) && op.use_empty())
+      op.erase();
+}
+
+FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
+                                            KernelOp consumer,
+                                            FusionRules rules,
+                                            std::string &reason) {
+  KernelKind p = producer.getKind(), c = consumer.getKind();
+  if (p == KernelKind::matmul || c == KernelKind::matmul) {
+    if (p == KernelKind::matmul && c == KernelKind::elementwise) {
+      if (!options.matmulEpilogue) {
+        reason = "[matmul-boundary] matmul is a fusion boundary (epilogues "
+                 "need matmul-epilogue=true)";
+        return failure();
+      }
+      ArrayRef<int64_t> tile = shapeOf(producer.getResult(0));
+      for (Type type : consumer.getResultTypes())
+        if (!sameShape(cast<RankedTensorType>(type).getShape(), tile)) {
+          reason = "[shape] an epilogue must produce the matmul's shape " +
+                   shapeStr(tile);
+          return failure();
+        }
+      return KernelKind::matmul;
+    }
+    reason = "[matmul-boundary] matmul is a fusion boundary";
+    return failure();
+  }
+  if (p == KernelKind::elementwise && c == KernelKind::elementwise)
+    return KernelKind::elementwise;
+  if (rules == FusionRules::ProducerConsumer) {
+    reason = "[reduction] reductions are fused by fusion-fuse-reductions";
+    return failure();
+  }
+  if (isRowKind(p) || isRowKind(c)) {
+    SmallVector<int64_t> row =
+        getKernelRowShape(isRowKind(p) ? producer : consumer);
+    if (isRowKind(p) && isRowKind(c) &&
+        !sameShape(getKernelRowShape(consumer), row)) {
+      reason = "[shape] reductions over different rows " + shapeStr(row) +
+               " and " + shapeStr(getKernelRowShape(consumer));
+      return failure();
+    }
+    for (KernelOp side : {producer, consumer}) {
+      if (isRowKind(side.getKind()))
+        continue;
+      if (side.getKind() != KernelKind::elementwise) {
+        reason = "[kind] a " + stringifyKernelKind(side.getKind()).str() +
+                 " kernel does not join a row reduction";
+        return failure();
+      }
+      if (std::optional<Value> outside = findValueOutsideRow(side, row)) {
+        reason = "[shape] a value of shape " + shapeStr(shapeOf(*outside)) +
+                 " does not live in the rows " + shapeStr(row);
+        return failure();
+      }
+    }
+    return (p == KernelKind::wide_row || c == KernelKind::wide_row)
+               ? KernelKind::wide_row
+               : KernelKind::row_reduction;
+  }
+  if (p == KernelKind::elementwise &&
+      (c == KernelKind::column_reduction || c == KernelKind::reduction))
+    return c;
+  reason = "[kind] a " + stringifyKernelKind(p).str() +
+           " kernel does not fuse into a " + stringifyKernelKind(c).str() +
+           " kernel";
+  return failure();
+}
+
+bool KernelFuser::reachesThroughOthers(KernelOp producer, KernelOp consumer) {
+  SmallVector<Operation *> worklist;
+  llvm::SmallPtrSet<Operation *, 16> visited;
+  auto pushUsers = [&](Operation *op) {
+    for (Operation *user : op->getUsers())
+      if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+        worklist.push_back(inBlock);
+  };
+  for (Operation *user : producer->getUsers())
+    if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+      if (inBlock != consumer.getOperation())
+        worklist.push_back(inBlock);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (op == consumer.getOperation())
+      return true;
+    // In a sorted block nothing after the consumer reaches it.
+    if (!visited.insert(op).second || !op->isBeforeInBlock(consumer))
+      continue;
+    pushUsers(op);
+  }
+  return false;
+}
+
+std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
+                                    FusionRules rules, KernelKind &kind,
+                                    bool privateCopy) {
+  std::string reason;
+  FailureOr<KernelKind> merged = classify(producer, consumer, rules, reason);
+  if (failed(merged))
+    return reason;
+  // A private copy of the producer has no other users: no cycle, nothing
+  // escapes.
+  if (!privateCopy && reachesThroughOthers(producer, consumer))
+    return "[cycle] another user of this value leads to the consumer";
+
+  SmallVector<Value> escaping;
+  if (!privateCopy)
+    escaping = resultsEscaping(producer, consumer);
+  int64_t ops = countOps(producer) + countOps(consumer);
+  if (ops > options.maxOps)
+    return "[budget] " + std::to_string(ops) + " ops > max-ops " +
+           std::to_string(options.maxOps);
+  llvm::SmallDenseSet<Value> inputs(producer.getInputs().begin(),
+                                    producer.getInputs().end());
+  for (Value input : consumer.getInputs())
+    if (input.getDefiningOp() != producer)
+      inputs.insert(input);
+  int64_t params = inputs.size() + consumer->getNumResults() + escaping.size();
+  if (params > options.maxParams)
+    return "[budget] " + std::to_string(params) +
+           " parameters > max-params " + std::to_string(options.maxParams);
+  int64_t live =
+      std::max(estimateLiveValues(producer),
+               estimateLiveValues(consumer) + int64_t(escaping.size()));
+  if (live > options.maxLiveValues)
+    return "[budget] about " + std::to_string(live) +
+           " live values > max-live-values " +
+           std::to_string(options.maxLiveValues);
+
+  // One flat index space writes outputs of one shape.
+  if (*merged == KernelKind::elementwise && !escaping.empty()) {
+    ArrayRef<int64_t> shape = shapeOf(consumer->getResult(0));
+    for (Value result : escaping)
+      if (!sameShape(shapeOf(result), shape))
+        return "[shape] the value is also needed elsewhere, and an "
+               "elementwise kernel writes outputs of one shape (" +
+               shapeStr(shapeOf(result)) + " vs " + shapeStr(shape) + ")";
+  }
+  kind = *merged;
+  return "";
+}
+
+bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
+  llvm::SetVector<Operation *> users;
+  for (Operation *user : producer->getUsers())
+    if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+      users.insert(inBlock);
+  if (users.empty())
+    return false;
+
+  SmallVector<Value> producerInputs(producer.getInputs());
+  int64_t inputBytes = bytesOf(producerInputs);
+  SmallVector<Value> producerResults(producer.getResults());
+  int64_t outputBytes = bytesOf(producerResults);
+
+  // Merging into one consumer: it no longer reads the values it took from
+  // the producer, inputs both read are read once, and results nobody else
+  // uses are no longer written.
+  int64_t bestDelta = 0;
+  KernelOp bestConsumer;
+  KernelKind bestKind = KernelKind::elementwise;
+  bool allKernelsAccept = true;
+  SmallVector<std::pair<KernelOp, KernelKind>> consumers;
+  for (Operation *user : users) {
+    auto consumer = dyn_cast<KernelOp>(user);
+    if (!consumer) {
+      allKernelsAccept = false;
+      continue;
+    }
+    KernelKind kind;
+    if (checkMerge(producer, consumer, rules, kind, /*privateCopy=*/true)
+            .empty())
+      consumers.push_back({consumer, kind});
+    else
+      allKernelsAccept = false;
+    if (!checkMerge(producer, consumer, rules, kind).empty())
+      continue;
+    SmallVector<Value> used = resultsUsedBy(producer, consumer);
+    SmallVector<Value> shared;
+    for (Value input : producer.getInputs())
+      if (llvm::is_contained(consumer.getInputs(), input))
+        shared.push_back(input);
+    SmallVector<Value> onlyHere;
+    for (Value result : used)
+      if (llvm::all_of(result.getUsers(),
+                       [&](Operation *u) { return u == consumer; }))
+        onlyHere.push_back(result);
+    int64_t delta = -bytesOf(used) - bytesOf(shared) - bytesOf(onlyHere);
+    if (delta < bestDelta) {
+      bestDelta = delta;
+      bestConsumer = consumer;
+      bestKind = kind;
+    }
+  }
+
+  // Recomputing in every consumer: each reads the producer's inputs it does
+  // not read yet, and the producer disappears.
+  bool duplicate = false;
+  if (allKernelsAccept && consumers.size() > 1 &&
+      countOps(producer) <= options.maxRecomputeOps) {
+    int64_t delta = -inputBytes - outputBytes;
+    for (auto [consumer, kind] : consumers) {
+      SmallVector<Value> missing;
+      for (Value input : producer.getInputs())
+        if (!llvm::is_contained(consumer.getInputs(), input))
+          missing.push_back(input);
+      SmallVector<Value> used = resultsUsedBy(producer, consumer);
+      delta += bytesOf(missing) - bytesOf(used);
+    }
+    if (delta < bestDelta) {
+      bestDelta = delta;
+      duplicate = true;
+    }
+  }
+  if (bestDelta >= 0)
+    return false;
+
+  if (!duplicate) {
+    std::optional<int64_t> splits = producer.getRowSplits();
+    if (!splits)
+      splits = bestConsumer.getRowSplits();
+    mergeKernels(producer, bestConsumer, bestKind, splits);
+    return true;
+  }
+  for (auto [index, entry] : llvm::enumerate(consumers)) {
+    auto [consumer, kind] = entry;
+    KernelOp copy = producer;
+    if (index + 1 < consumers.size()) {
+      OpBuilder builder(producer->getNextNode());
+      copy = cast<KernelOp>(builder.clone(*producer));
+      for (auto [from, to] :
+           llvm::zip(producer.getResults(), copy.getResults()))
+        from.replaceUsesWithIf(to, [&](OpOperand &use) {
+          return use.getOwner() == consumer.getOperation();
+        });
+    }
+    std::optional<int64_t> splits = copy.getRowSplits();
+    if (!splits)
+      splits = consumer.getRowSplits();
+    mergeKernels(copy, consumer, kind, splits);
+  }
+  return true;
+}
+
+void KernelFuser::fuseVertically(FusionRules rules) {
+  // Each sweep visits consumers before their producers; a merge can open
+  // new opportunities, so sweep until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    SmallVector<KernelOp> kernels;
+    for (Operation &op : llvm::reverse(block))
+      if (auto kernel = dyn_cast<KernelOp>(op))
+        kernels.push_back(kernel);
+    llvm::DenseSet<Operation *> alive;
+    for (KernelOp kernel : kernels)
+      alive.insert(kernel);
+    for (KernelOp kernel : kernels) {
+      // Merges erase kernels; only those still alive are visited.
+      if (!alive.contains(kernel))
+        continue;
+      SmallVector<Operation *> neighbours;
+      for (Operation *user : kernel->getUsers())
+        neighbours.push_back(user);
+      if (!fuseProducer(kernel, rules))
+        continue;
+      changed = true;
+      alive.erase(kernel);
+      for (Operation *op : neighbours)
+        alive.erase(op);
+    }
+  }
+}
+
+/// What must agree for two independent kernels to share a launch.
+static std::optional<std::string> getIterationSpace(KernelOp kernel) {
+  KernelKind kind = kernel.getKind();
+  if (isRowKind(kind))
+    return stringifyKernelKind(kind).str() +
+           shapeStr(getKernelRowShape(kernel));
+  if (kind == KernelKind::elementwise)
+    return stringifyKernelKind(kind).str() +
+           shapeStr(shapeOf(kernel->getResult(0)));
+  return std::nullopt;
+}
+
+void KernelFuser::fuseHorizontally() {
+  // Kernels with the same iteration space, in block order; each kernel
+  // joins the latest earlier one it is independent of, preferring one that
+  // reads a common input.
+  llvm::StringMap<SmallVector<KernelOp>> bySpace;
+  constexpr size_t kSearchWindow = 16;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto kernel = dyn_cast<KernelOp>(op);
+    if (!kernel)
+      continue;
+    std::optional<std::string> space = getIterationSpace(kernel);
+    if (!space)
+      continue;
+    SmallVector<KernelOp> &candidates = bySpace[*space];
+    KernelOp partner;
+    int partnerIndex = -1;
+    for (int i = candidates.size() - 1, seen = 0;
+         i >= 0 && seen < int(kSearchWindow); --i, ++seen) {
+      KernelOp earlier = candidates[i];
+      bool sharesInput = llvm::any_of(earlier.getInputs(), [&](Value v) {
+        return llvm::is_contained(kernel.getInputs(), v);
+      });
+      int64_t ops = countOps(earlier) + countOps(kernel);
+      llvm::SmallDenseSet<Value> inputs(earlier.getInputs().begin(),
+                                        earlier.getInputs().end());
+      inputs.insert(kernel.getInputs().begin(), kernel.getInputs().end());
+      int64_t params = inputs.size() + earlier->getNumResults() +
+                       kernel->getNumResults();
+      int64_t live =
+          std::max(estimateLiveValues(earlier), estimateLiveValues(kernel)) + 1;
+      if (ops > options.maxOps || params > options.maxParams ||
+          live > options.maxLiveValues)
+        continue;
+      if (reachesThroughOthers(earlier, kernel) ||
+          llvm::any_of(earlier->getUsers(),
+                       [&](Operation *u) { return u == kernel; }))
+        continue;
+      if (!partner || sharesInput) {
+        partner = earlier;
+        partnerIndex = i;
+        if (sharesInput)
+          break;
+      }
+    }
+    if (!partner) {
+      candidates.push_back(kernel);
+      continue;
+    }
+    candidates.erase(candidates.begin() + partnerIndex);
+    std::optional<int64_t> splits = partner.getRowSplits();
+    if (!splits)
+      splits = kernel.getRowSplits();
+    candidates.push_back(
+        mergeKernels(partner, kernel, kernel.getKind(), splits));
+  }
+}
+
+void KernelFuser::nameKernels(StringRef prefix) {
+  unsigned index = 0;
+  for (Operation &op : block)
+    if (auto kernel = dyn_cast<KernelOp>(op))
+      kernel.setName((prefix + "_k" + Twine(index++)).str());
+}
+
+void KernelFuser::emitRemarks(FusionRules rules) {
+  for (Operation &op : block) {
+    auto consumer = dyn_cast<KernelOp>(op);
+    if (!consumer)
+      continue;
+    for (auto [arg, input] : llvm::zip(consumer.getBodyBlock().getArguments(),
+                                       consumer.getInputs())) {
+      auto producer = input.getDefiningOp<KernelOp>();
+      if (!producer)
+        continue;
+      KernelKind kind;
+      std::string reason = checkMerge(producer, consumer, rules, kind);
+      if (reason.empty())
+        reason = "[cost] the value has several consumers; writing it once "
+                 "moves fewer bytes than fusing it here";
+      Value yielded = producer.getYield().getOperand(
+          cast<OpResult>(input).getResultNumber());
+      Operation *producing = yielded.getDefiningOp();
+      if (!producing)
+        producing = producer;
+      Operation *consuming =
+          arg.use_empty() ? consumer.getOperation() : *arg.user_begin();
+      producing->emitRemark()
+          << "not fused with '" << consuming->getName() << "' at "
+          << consuming->getLoc() << ": " << reason;
+    }
+  }
+}
