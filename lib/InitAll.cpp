@@ -4,6 +4,7 @@
 
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "fusion/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -12,3 +13,5 @@ void fusion::registerDialects(mlir::DialectRegistry &registry) {
 }
 
 void fusion::registerPasses() { mlir::fusion::registerFusionPasses(); }
+
+void fusion::registerPipelines() { mlir::fusion::registerFusionPipelines(); }

@@ -20,6 +20,9 @@ void registerDialects(mlir::DialectRegistry &registry);
 /// pipelines and `*-opt` command lines).
 void registerPasses();
 
+/// Registers Fusion's pass pipelines (`fusion-pipeline`).
+void registerPipelines();
+
 } // namespace fusion
 
 #endif // FUSION_INITALL_H

@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
   mlir::registerAllToLLVMIRTranslations(registry);
 
   fusion::registerPasses();
+  fusion::registerPipelines();
   mlir::registerAllPasses();
 
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {

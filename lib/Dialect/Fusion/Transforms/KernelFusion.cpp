@@ -49,46 +49,6 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   return s;
 }
 
-/// The shape of the rows `op` reduces over its innermost axis ([R..., H]),
-/// if it is such a reduction (a reduce op, a norm, softmax or logsumexp).
-static std::optional<SmallVector<int64_t>> getRowShape(Operation *op) {
-  auto lastAxisOf = [](Value x) {
-    return cast<RankedTensorType>(x.getType()).getRank() - 1;
-  };
-  Value input;
-  if (auto reduce = dyn_cast<ReduceSumOp>(op))
-    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
-                ? reduce.getX()
-                : Value();
-  else if (auto reduce = dyn_cast<ReduceMaxOp>(op))
-    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
-                ? reduce.getX()
-                : Value();
-  else if (auto reduce = dyn_cast<ReduceMinOp>(op))
-    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
-                ? reduce.getX()
-                : Value();
-  else if (auto reduce = dyn_cast<ReduceMeanOp>(op))
-    input = reduce.getAxes() == ArrayRef<int64_t>{lastAxisOf(reduce.getX())}
-                ? reduce.getX()
-                : Value();
-  else if (isa<RmsNormOp, LayerNormOp>(op))
-    input = op->getOperand(0);
-  else if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    input = softmax.getAxis() == lastAxisOf(softmax.getX()) ? softmax.getX()
-                                                           : Value();
-  else if (auto lse = dyn_cast<LogSumExpOp>(op))
-    input = lse.getAxis() == lastAxisOf(lse.getX()) ? lse.getX() : Value();
-  if (!input || shapeOf(input).empty())
-    return std::nullopt;
-  return llvm::to_vector(shapeOf(input));
-}
-
-static bool isReduction(Operation *op) {
-  return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceMeanOp, RmsNormOp,
-             LayerNormOp, SoftmaxOp, LogSumExpOp>(op);
-}
-
 /// The axes a reduce op reduces (empty for other ops).
 static ArrayRef<int64_t> getReducedAxes(Operation *op) {
   if (auto r = dyn_cast<ReduceSumOp>(op))
@@ -100,6 +60,46 @@ static ArrayRef<int64_t> getReducedAxes(Operation *op) {
   if (auto r = dyn_cast<ReduceMeanOp>(op))
     return r.getAxes();
   return {};
+}
+
+/// A reduce op over axes of static size 1 only: it just drops or keeps
+/// those axes, and fuses like an elementwise op.
+static bool isTrivialReduction(Operation *op) {
+  ArrayRef<int64_t> axes = getReducedAxes(op);
+  if (axes.empty())
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
+  return llvm::all_of(axes, [&](int64_t axis) { return shape[axis] == 1; });
+}
+
+static bool isReduction(Operation *op) {
+  if (isTrivialReduction(op))
+    return false;
+  return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceMeanOp, RmsNormOp,
+             LayerNormOp, SoftmaxOp, LogSumExpOp>(op);
+}
+
+/// The shape of the rows `op` reduces over its innermost axis ([R..., H]),
+/// if it is such a reduction (a reduce op, a norm, softmax or logsumexp).
+static std::optional<SmallVector<int64_t>> getRowShape(Operation *op) {
+  if (!isReduction(op))
+    return std::nullopt;
+  Value input = op->getOperand(0);
+  int64_t lastAxis = cast<RankedTensorType>(input.getType()).getRank() - 1;
+  if (lastAxis < 0)
+    return std::nullopt;
+  bool overLastAxis = false;
+  if (isa<RmsNormOp, LayerNormOp>(op))
+    overLastAxis = true;
+  else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    overLastAxis = softmax.getAxis() == lastAxis;
+  else if (auto lse = dyn_cast<LogSumExpOp>(op))
+    overLastAxis = lse.getAxis() == lastAxis;
+  else
+    overLastAxis = getReducedAxes(op) == ArrayRef<int64_t>{lastAxis};
+  if (!overLastAxis)
+    return std::nullopt;
+  return llvm::to_vector(shapeOf(input));
 }
 
 static bool isRowKind(KernelKind kind) {

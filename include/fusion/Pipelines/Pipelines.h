@@ -1,0 +1,59 @@
+//===- Pipelines.h - Fusion's pass pipelines --------------------*- C++ -*-===//
+
+#ifndef FUSION_PIPELINES_PIPELINES_H
+#define FUSION_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+
+namespace fusion {
+
+/// Options of `fusion-pipeline`; they reach the fusion passes unchanged.
+struct FusionPipelineOptions
+    : public PassPipelineOptions<FusionPipelineOptions> {
+  PassOptions::Option<int64_t> maxOps{*this, "max-ops",
+                                      llvm::cl::desc("Most compute ops in one kernel"),
+                                      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> maxParams{
+      *this, "max-params",
+      llvm::cl::desc("Most kernel parameters (inputs plus results)"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> maxLiveValues{
+      *this, "max-live-values",
+      llvm::cl::desc("Most values live at once per thread"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> maxRowElements{
+      *this, "max-row-elements",
+      llvm::cl::desc("Longest row a row_reduction kernel keeps on chip"),
+      llvm::cl::init(32768)};
+  PassOptions::Option<int64_t> maxRecomputeOps{
+      *this, "max-recompute-ops",
+      llvm::cl::desc("Largest producer recomputed in each consumer"),
+      llvm::cl::init(8)};
+  PassOptions::Option<bool> matmulEpilogue{
+      *this, "matmul-epilogue",
+      llvm::cl::desc("Fuse elementwise consumers into matmuls"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> horizontal{
+      *this, "horizontal",
+      llvm::cl::desc("Run fusion-fuse-horizontal"), llvm::cl::init(true)};
+  PassOptions::Option<bool> emitRemarks{
+      *this, "emit-remarks",
+      llvm::cl::desc("Remarks on every edge left unfused"),
+      llvm::cl::init(false)};
+};
+
+/// decompose, canonicalize, cse, fuse-producer-consumer, fuse-reductions,
+/// fuse-horizontal, canonicalize, cse.
+void buildFusionPipeline(OpPassManager &pm,
+                         const FusionPipelineOptions &options);
+
+/// Registers `fusion-pipeline`.
+void registerFusionPipelines();
+
+} // namespace fusion
+} // namespace mlir
+
+#endif // FUSION_PIPELINES_PIPELINES_H

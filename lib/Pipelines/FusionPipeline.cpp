@@ -1,0 +1,61 @@
+//===- FusionPipeline.cpp - From composite ops to fused kernels -----------===//
+
+#include "fusion/Pipelines/Pipelines.h"
+
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+void fusion::buildFusionPipeline(OpPassManager &pm,
+                                 const FusionPipelineOptions &options) {
+  // Primitive ops, with constants folded and duplicates merged, so the
+  // fusion passes see the real dataflow.
+  pm.addPass(createFusionDecompose());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Elementwise chains first: the reduction pass then merges whole chains
+  // into row kernels, and sees the elementwise merges its own merges open.
+  FusionFuseProducerConsumerOptions producerConsumer;
+  producerConsumer.maxOps = options.maxOps;
+  producerConsumer.maxParams = options.maxParams;
+  producerConsumer.maxLiveValues = options.maxLiveValues;
+  producerConsumer.maxRecomputeOps = options.maxRecomputeOps;
+  producerConsumer.matmulEpilogue = options.matmulEpilogue;
+  producerConsumer.emitRemarks = false;
+  pm.addPass(createFusionFuseProducerConsumer(producerConsumer));
+
+  FusionFuseReductionsOptions reductions;
+  reductions.maxOps = options.maxOps;
+  reductions.maxParams = options.maxParams;
+  reductions.maxLiveValues = options.maxLiveValues;
+  reductions.maxRowElements = options.maxRowElements;
+  reductions.maxRecomputeOps = options.maxRecomputeOps;
+  // The last vertical pass sees the final edges: it explains them.
+  reductions.emitRemarks = options.emitRemarks;
+  pm.addPass(createFusionFuseReductions(reductions));
+
+  if (options.horizontal) {
+    FusionFuseHorizontalOptions horizontal;
+    horizontal.maxOps = options.maxOps;
+    horizontal.maxParams = options.maxParams;
+    horizontal.maxLiveValues = options.maxLiveValues;
+    pm.addPass(createFusionFuseHorizontal(horizontal));
+  }
+
+  // Copies of constants and converts that merging brought into one kernel.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void fusion::registerFusionPipelines() {
+  PassPipelineRegistration<FusionPipelineOptions>(
+      "fusion-pipeline",
+      "Decompose composite ops and fuse everything into fusion.kernel ops",
+      buildFusionPipeline);
+}
