@@ -356,3 +356,67 @@ func.func @add_4(%a: tensor<4x8xf32>) {
   %0 = fusion.add %a, : tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @kernel_1(%x: tensor<4xf32>) {
+  // expected-error @+1 {{body arguments must match the inputs one to one, got ('tensor<8xf32>') for inputs ('tensor<4xf32>')}}
+  %0 = fusion.kernel elementwise (%x) : (tensor<4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    fusion.yield %a : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_2(%x: tensor<4xf32>) {
+  // expected-error @+1 {{yielded types ('tensor<4xf32>') must match the kernel's result types ('tensor<4xf16>')}}
+  %0 = fusion.kernel elementwise (%x) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: tensor<4xf32>):
+    fusion.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_3(%x: tensor<4xf32>) {
+  %0 = fusion.kernel elementwise (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{cannot be inside a fusion.kernel: a kernel holds fusion ops other than fusion.kernel}}
+    %c = arith.constant 1.0 : f32
+    fusion.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_4(%x: tensor<4xf32>) {
+  // expected-error @+1 {{row_splits belongs to wide_row kernels and must be at least 2}}
+  %0 = fusion.kernel elementwise (%x) {row_splits = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    fusion.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_5(%x: tensor<4xf32>) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = fusion.kernel elementwise (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{using value defined outside the region}}
+    fusion.yield %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @yield_1(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expects parent op 'fusion.kernel'}}
+  fusion.yield %x : tensor<4xf32>
+}

@@ -136,3 +136,29 @@ func.func @matmul(%a: tensor<?x64x128xbf16>, %b: tensor<128x32xbf16>, %c: tensor
   %1 = fusion.matmul %c, %b : (tensor<64x128xbf16>, tensor<128x32xbf16>) -> tensor<64x32xbf16>
   return %0, %1 : tensor<?x64x32xbf16>, tensor<64x32xbf16>
 }
+
+// CHECK-LABEL: func @kernel
+func.func @kernel(%x: tensor<?xf32>, %w: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  // CHECK: %{{.+}}:2 = fusion.kernel elementwise "kernel_k0" (%{{.+}}, %{{.+}}) : (tensor<?xf32>, tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  // CHECK: ^bb0(%{{.+}}: tensor<?xf32>, %{{.+}}: tensor<?xf32>):
+  // CHECK: fusion.yield %{{.+}}, %{{.+}} : tensor<?xf32>, tensor<?xf32>
+  %0:2 = fusion.kernel elementwise "kernel_k0" (%x, %w) : (tensor<?xf32>, tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%a: tensor<?xf32>, %b: tensor<?xf32>):
+    %two = fusion.constant dense<2.0> : tensor<f32>
+    %1 = fusion.mul %a, %two : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+    %2 = fusion.mul %1, %b : tensor<?xf32>
+    fusion.yield %2, %1 : tensor<?xf32>, tensor<?xf32>
+  }
+  return %0#0, %0#1 : tensor<?xf32>, tensor<?xf32>
+}
+
+// CHECK-LABEL: func @wide_kernel
+func.func @wide_kernel(%x: tensor<8x131072xf32>) -> tensor<8xf32> {
+  // CHECK: fusion.kernel wide_row (%{{.+}}) {row_splits = 4 : i64} : (tensor<8x131072xf32>) -> tensor<8xf32>
+  %0 = fusion.kernel wide_row (%x) {row_splits = 4 : i64} : (tensor<8x131072xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x131072xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x131072xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}

@@ -32,6 +32,10 @@ struct FuseReductionsPass
         KernelFuser fuser(block, options);
         fuser.outline();
         fuser.fuseVertically(FusionRules::Reductions);
+        // Siblings over the same rows share a kernel, which can open new
+        // vertical merges.
+        fuser.fuseHorizontally(/*siblingReductionsOnly=*/true);
+        fuser.fuseVertically(FusionRules::Reductions);
         fuser.nameKernels(function.getName());
         if (emitRemarks)
           fuser.emitRemarks(FusionRules::Reductions);

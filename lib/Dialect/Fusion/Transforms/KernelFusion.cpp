@@ -651,7 +651,7 @@ static std::optional<std::string> getIterationSpace(KernelOp kernel) {
   return std::nullopt;
 }
 
-void KernelFuser::fuseHorizontally() {
+void KernelFuser::fuseHorizontally(bool siblingReductionsOnly) {
   // Kernels with the same iteration space, in block order; each kernel
   // joins the latest earlier one it is independent of, preferring one that
   // reads a common input.
@@ -662,7 +662,7 @@ void KernelFuser::fuseHorizontally() {
     if (!kernel)
       continue;
     std::optional<std::string> space = getIterationSpace(kernel);
-    if (!space)
+    if (!space || (siblingReductionsOnly && !isRowKind(kernel.getKind())))
       continue;
     SmallVector<KernelOp> &candidates = bySpace[*space];
     KernelOp partner;
@@ -673,6 +673,8 @@ void KernelFuser::fuseHorizontally() {
       bool sharesInput = llvm::any_of(earlier.getInputs(), [&](Value v) {
         return llvm::is_contained(kernel.getInputs(), v);
       });
+      if (siblingReductionsOnly && !sharesInput)
+        continue;
       int64_t ops = countOps(earlier) + countOps(kernel);
       llvm::SmallDenseSet<Value> inputs(earlier.getInputs().begin(),
                                         earlier.getInputs().end());

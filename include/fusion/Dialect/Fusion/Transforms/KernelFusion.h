@@ -61,8 +61,9 @@ public:
   void fuseVertically(FusionRules rules);
 
   /// Merges independent kernels with the same iteration space into
-  /// multi-output kernels.
-  void fuseHorizontally();
+  /// multi-output kernels. With `siblingReductionsOnly`, only row kernels
+  /// that read a common input (sibling reductions over the same rows).
+  void fuseHorizontally(bool siblingReductionsOnly = false);
 
   /// Names kernels `<prefix>_k<i>` in block order.
   void nameKernels(StringRef prefix);

@@ -93,7 +93,9 @@ def FusionFuseReductions
     variance, max then sum) into one `row_reduction` kernel. All values in
     such a kernel live in its rows `[R..., H]`: full rows, one value per row
     (`[R..., 1]` or `[R...]`), or smaller shapes broadcast into the rows
-    (weights, scalars); anything else is refused with `[shape]`.
+    (weights, scalars); anything else is refused with `[shape]`. Sibling
+    row kernels (no edge between them, the same rows, a common input) are
+    merged too, and the vertical merges that opens are made.
 
     A row longer than `max-row-elements` (or of dynamic length) becomes a
     `wide_row` kernel whose row is split over `row_splits` blocks (partial

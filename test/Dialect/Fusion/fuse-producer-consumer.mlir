@@ -1,0 +1,119 @@
+// RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer="emit-remarks" --verify-diagnostics -o /dev/null
+
+// The seed chain: four elementwise ops, one kernel reading x and w.
+// CHECK-LABEL: func @chain
+// CHECK-SAME: (%[[X:.+]]: tensor<1024xf32>, %[[W:.+]]: tensor<1024xf32>)
+// CHECK: %[[K:.+]] = fusion.kernel elementwise "chain_k0" (%[[X]], %[[W]])
+// CHECK: fusion.mul
+// CHECK: fusion.add
+// CHECK: fusion.max
+// CHECK: fusion.mul
+// CHECK: fusion.yield
+// CHECK-NOT: fusion.kernel
+// CHECK: return %[[K]]
+func.func @chain(%x: tensor<1024xf32>, %w: tensor<1024xf32>) -> tensor<1024xf32> {
+  %two = fusion.constant dense<2.0> : tensor<f32>
+  %one = fusion.constant dense<1.0> : tensor<f32>
+  %zero = fusion.constant dense<0.0> : tensor<f32>
+  %0 = fusion.mul %x, %two : (tensor<1024xf32>, tensor<f32>) -> tensor<1024xf32>
+  %1 = fusion.add %0, %one : (tensor<1024xf32>, tensor<f32>) -> tensor<1024xf32>
+  %2 = fusion.max %1, %zero : (tensor<1024xf32>, tensor<f32>) -> tensor<1024xf32>
+  %3 = fusion.mul %2, %w : tensor<1024xf32>
+  return %3 : tensor<1024xf32>
+}
+
+// -----
+
+// Splat constants are cloned into the kernel, never passed in.
+// CHECK-LABEL: func @constants_inside
+// CHECK-NOT: fusion.constant
+// CHECK: fusion.kernel elementwise "constants_inside_k0" (%{{.+}}) : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK: fusion.constant dense<3.000000e+00>
+func.func @constants_inside(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c = fusion.constant dense<3.0> : tensor<f32>
+  %0 = fusion.mul %x, %c : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// A diamond: a's two consumers end up in one kernel, so a is computed once.
+// CHECK-LABEL: func @diamond
+// CHECK: fusion.kernel elementwise "diamond_k0"
+// CHECK-COUNT-1: fusion.exp
+// CHECK-NOT: fusion.kernel
+func.func @diamond(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %a = fusion.exp %x : tensor<1024xf32>
+  %b = fusion.tanh %a : tensor<1024xf32>
+  %c = fusion.neg %a : tensor<1024xf32>
+  %d = fusion.add %b, %c : tensor<1024xf32>
+  return %d : tensor<1024xf32>
+}
+
+// -----
+
+// A value also returned from the function is fused and written once, as a
+// second output of the kernel.
+// CHECK-LABEL: func @returned_intermediate
+// CHECK: %[[K:.+]]:2 = fusion.kernel elementwise "returned_intermediate_k0" (%{{.+}}, %{{.+}}) : (tensor<256xf32>, tensor<256xf32>) -> (tensor<256xf32>, tensor<256xf32>)
+// CHECK: %[[S:.+]] = fusion.add
+// CHECK: %[[E:.+]] = fusion.exp %[[S]]
+// CHECK: fusion.yield %[[E]], %[[S]]
+// CHECK: return %[[K]]#1, %[[K]]#0
+func.func @returned_intermediate(%x: tensor<256xf32>, %y: tensor<256xf32>) -> (tensor<256xf32>, tensor<256xf32>) {
+  %s = fusion.add %x, %y : tensor<256xf32>
+  %e = fusion.exp %s : tensor<256xf32>
+  return %s, %e : tensor<256xf32>, tensor<256xf32>
+}
+
+// -----
+
+// A cheap producer whose consumers cannot share a kernel (a matmul sits
+// between them) is recomputed in each one instead of being written: each
+// consumer already reads x, so the copy costs no bytes.
+// CHECK-LABEL: func @recompute
+// CHECK: fusion.kernel elementwise "recompute_k0"
+// CHECK: fusion.exp
+// CHECK: fusion.matmul
+// CHECK: fusion.kernel elementwise "recompute_k2"
+// CHECK: fusion.exp
+func.func @recompute(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %a = fusion.exp %x : tensor<64x64xf32>
+  // expected-remark @+1 {{[matmul-boundary]}}
+  %b = fusion.mul %a, %x : tensor<64x64xf32>
+  %mm = fusion.matmul %b, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %c = fusion.add %a, %x : tensor<64x64xf32>
+  return %mm, %c : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// The cycle case: a -> matmul -> b with b also using a. Putting a and b
+// together would make the matmul both consume and feed that kernel.
+// CHECK-LABEL: func @cycle
+// CHECK: %[[A:.+]] = fusion.kernel elementwise "cycle_k0"
+// CHECK: %[[M:.+]] = fusion.kernel matmul "cycle_k1" (%[[A]], %{{.+}})
+// CHECK: fusion.kernel elementwise "cycle_k2" (%[[M]], %[[A]])
+func.func @cycle(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-remark @+2 {{not fused with 'fusion.matmul'}}
+  // expected-remark @+1 {{not fused with 'fusion.add'}}
+  %a = fusion.exp %x : tensor<64x64xf32>
+  // expected-remark @+1 {{[matmul-boundary] matmul is a fusion boundary (epilogues need matmul-epilogue=true)}}
+  %mm = fusion.matmul %a, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %b = fusion.add %mm, %a : tensor<64x64xf32>
+  return %b : tensor<64x64xf32>
+}
+
+// -----
+
+// Reductions are left to fusion-fuse-reductions.
+// CHECK-LABEL: func @reduction_left_alone
+// CHECK: fusion.kernel elementwise
+// CHECK: fusion.kernel row_reduction
+func.func @reduction_left_alone(%x: tensor<8x128xf32>) -> tensor<8xf32> {
+  // expected-remark @+1 {{[reduction] reductions are fused by fusion-fuse-reductions}}
+  %e = fusion.exp %x : tensor<8x128xf32>
+  %s = fusion.reduce_sum %e axes = [1] : tensor<8x128xf32> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
