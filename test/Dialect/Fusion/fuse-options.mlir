@@ -27,6 +27,7 @@ func.func @matmul_bias_relu(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bias:
 // DEFAULT-LABEL: func @budget
 // DEFAULT-COUNT-1: fusion.kernel
 // BUDGET-LABEL: func @budget
+// EPILOGUE-LABEL: func @budget
 // BUDGET-COUNT-2: fusion.kernel elementwise
 func.func @budget(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %0 = fusion.exp %x : tensor<1024xf32>
