@@ -2,7 +2,7 @@
 // RMSNorm, an up projection, SiLU gating and a down projection. The
 // matmuls are fusion boundaries; everything between them is memory-bound.
 //
-//   fusion-opt examples/transformer_mlp_block.mlir --fusion-decompose --canonicalize --cse
+//   fusion-opt examples/transformer_mlp_block.mlir --fusion-pipeline --fusion-report
 func.func @mlp_block(%x: tensor<?x4096xbf16>, %residual: tensor<?x4096xbf16>,
                      %norm_weight: tensor<4096xbf16>,
                      %w_up: tensor<4096x22016xbf16>,

@@ -13,9 +13,9 @@ namespace fusion {
 /// Options of `fusion-pipeline`; they reach the fusion passes unchanged.
 struct FusionPipelineOptions
     : public PassPipelineOptions<FusionPipelineOptions> {
-  PassOptions::Option<int64_t> maxOps{*this, "max-ops",
-                                      llvm::cl::desc("Most compute ops in one kernel"),
-                                      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> maxOps{
+      *this, "max-ops", llvm::cl::desc("Most compute ops in one kernel"),
+      llvm::cl::init(128)};
   PassOptions::Option<int64_t> maxParams{
       *this, "max-params",
       llvm::cl::desc("Most kernel parameters (inputs plus results)"),
@@ -37,8 +37,8 @@ struct FusionPipelineOptions
       llvm::cl::desc("Fuse elementwise consumers into matmuls"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> horizontal{
-      *this, "horizontal",
-      llvm::cl::desc("Run fusion-fuse-horizontal"), llvm::cl::init(true)};
+      *this, "horizontal", llvm::cl::desc("Run fusion-fuse-horizontal"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> emitRemarks{
       *this, "emit-remarks",
       llvm::cl::desc("Remarks on every edge left unfused"),

@@ -19,8 +19,8 @@ ByteCount ByteCount::ofType(Type type) {
   auto tensor = dyn_cast_if_present<RankedTensorType>(type);
   if (!tensor)
     return ByteCount();
-  int64_t bytes = std::max<int64_t>(
-      1, tensor.getElementType().getIntOrFloatBitWidth() / 8);
+  int64_t bytes =
+      std::max<int64_t>(1, tensor.getElementType().getIntOrFloatBitWidth() / 8);
   SmallVector<unsigned, 2> symbols;
   for (auto [i, dim] : llvm::enumerate(tensor.getShape())) {
     if (ShapedType::isDynamic(dim))

@@ -123,7 +123,8 @@ static KernelKind getKindOfOp(Operation *op, const FusionOptions &options) {
   }
   if (isReduction(op)) {
     ArrayRef<int64_t> axes = getReducedAxes(op);
-    int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+    int64_t rank =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
     if (!axes.empty() && !llvm::is_contained(axes, rank - 1))
       return KernelKind::column_reduction;
     return KernelKind::reduction;
@@ -136,8 +137,9 @@ static KernelKind getKindOfOp(Operation *op, const FusionOptions &options) {
 //===----------------------------------------------------------------------===//
 
 static auto computeOps(KernelOp kernel) {
-  return llvm::make_filter_range(kernel.getBodyBlock().without_terminator(),
-                                 [](Operation &op) { return isComputeOp(&op); });
+  return llvm::make_filter_range(
+      kernel.getBodyBlock().without_terminator(),
+      [](Operation &op) { return isComputeOp(&op); });
 }
 
 static int64_t countOps(KernelOp kernel) {
@@ -224,7 +226,8 @@ static int64_t bytesOf(ArrayRef<Value> values) {
 }
 
 /// The results of `producer` that `consumer` reads.
-static SmallVector<Value> resultsUsedBy(KernelOp producer, Operation *consumer) {
+static SmallVector<Value> resultsUsedBy(KernelOp producer,
+                                        Operation *consumer) {
   SmallVector<Value> used;
   for (Value result : producer.getResults())
     if (llvm::is_contained(result.getUsers(), consumer))
@@ -280,7 +283,8 @@ static KernelOp wrapInKernel(Operation *op, const FusionOptions &options) {
 /// both. Its results are the consumer's, then the producer's that are still
 /// used elsewhere. The two need not be connected (horizontal fusion).
 static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
-                             KernelKind kind, std::optional<int64_t> rowSplits) {
+                             KernelKind kind,
+                             std::optional<int64_t> rowSplits) {
   Block *block = consumer->getBlock();
   Operation *beforeProducer = producer->getPrevNode();
 
@@ -310,14 +314,14 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
   builder.setInsertionPointToStart(&body);
 
   IRMapping mapping;
-  for (auto [arg, input] : llvm::zip(producer.getBodyBlock().getArguments(),
-                                     producer.getInputs()))
+  for (auto [arg, input] :
+       llvm::zip(producer.getBodyBlock().getArguments(), producer.getInputs()))
     mapping.map(arg, body.getArgument(inputIndex[input]));
   for (Operation &op : producer.getBodyBlock().without_terminator())
     builder.clone(op, mapping);
-  SmallVector<Value> producerYield = llvm::map_to_vector(
-      producer.getYield().getValues(),
-      [&](Value v) { return mapping.lookupOrDefault(v); });
+  SmallVector<Value> producerYield =
+      llvm::map_to_vector(producer.getYield().getValues(),
+                          [&](Value v) { return mapping.lookupOrDefault(v); });
 
   for (auto [arg, input] : llvm::zip(consumer.getBodyBlock().getArguments(),
                                      consumer.getInputs())) {
@@ -329,29 +333,28 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
   for (Operation &op : consumer.getBodyBlock().without_terminator())
     builder.clone(op, mapping);
 
-  SmallVector<Value> yielded = llvm::map_to_vector(
-      consumer.getYield().getValues(),
-      [&](Value v) { return mapping.lookupOrDefault(v); });
+  SmallVector<Value> yielded =
+      llvm::map_to_vector(consumer.getYield().getValues(),
+                          [&](Value v) { return mapping.lookupOrDefault(v); });
   for (Value result : escaping)
     yielded.push_back(producerYield[cast<OpResult>(result).getResultNumber()]);
   YieldOp::create(builder, loc, yielded);
 
   consumer->replaceAllUsesWith(
       merged.getResults().take_front(consumer->getNumResults()));
-  for (auto [result, replacement] :
-       llvm::zip(escaping,
-                 merged.getResults().drop_front(consumer->getNumResults())))
+  for (auto [result, replacement] : llvm::zip(
+           escaping, merged.getResults().drop_front(consumer->getNumResults())))
     result.replaceAllUsesWith(replacement);
   consumer->erase();
   producer->erase();
 
   // Users of the producer that sat between it and the consumer now precede
   // their definition; no cycle was created, so a local sort fixes the order.
-  Block::iterator begin =
-      beforeProducer ? std::next(beforeProducer->getIterator())
-                     : block->begin();
-  sortTopologically(block, llvm::make_range(begin,
-                                            std::next(merged->getIterator())));
+  Block::iterator begin = beforeProducer
+                              ? std::next(beforeProducer->getIterator())
+                              : block->begin();
+  sortTopologically(block,
+                    llvm::make_range(begin, std::next(merged->getIterator())));
   return merged;
 }
 
@@ -485,8 +488,8 @@ std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
       inputs.insert(input);
   int64_t params = inputs.size() + consumer->getNumResults() + escaping.size();
   if (params > options.maxParams)
-    return "[budget] " + std::to_string(params) +
-           " parameters > max-params " + std::to_string(options.maxParams);
+    return "[budget] " + std::to_string(params) + " parameters > max-params " +
+           std::to_string(options.maxParams);
   int64_t live =
       std::max(estimateLiveValues(producer),
                estimateLiveValues(consumer) + int64_t(escaping.size()));
@@ -679,8 +682,8 @@ void KernelFuser::fuseHorizontally(bool siblingReductionsOnly) {
       llvm::SmallDenseSet<Value> inputs(earlier.getInputs().begin(),
                                         earlier.getInputs().end());
       inputs.insert(kernel.getInputs().begin(), kernel.getInputs().end());
-      int64_t params = inputs.size() + earlier->getNumResults() +
-                       kernel->getNumResults();
+      int64_t params =
+          inputs.size() + earlier->getNumResults() + kernel->getNumResults();
       int64_t live =
           std::max(estimateLiveValues(earlier), estimateLiveValues(kernel)) + 1;
       if (ops > options.maxOps || params > options.maxParams ||

@@ -82,8 +82,8 @@ void printJson(ArrayRef<FunctionEntry> functions, raw_ostream &os) {
   for (const FunctionEntry &f : functions) {
     llvm::json::Array kernels;
     for (const KernelEntry &k : f.kernels) {
-      llvm::json::Object object{{"name", k.name}, {"kind", k.kind},
-                                {"ops", k.ops}};
+      llvm::json::Object object{
+          {"name", k.name}, {"kind", k.kind}, {"ops", k.ops}};
       addBytes(object, "bytes_read", k.traffic.read);
       addBytes(object, "bytes_written", k.traffic.written);
       kernels.push_back(std::move(object));
@@ -97,18 +97,17 @@ void printJson(ArrayRef<FunctionEntry> functions, raw_ostream &os) {
     addBytes(object, "unfused_bytes", f.unfusedBytes);
     list.push_back(std::move(object));
   }
-  os << llvm::formatv("{0:2}",
-                      llvm::json::Value(llvm::json::Object{
-                          {"functions", std::move(list)}}))
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"functions", std::move(list)}}))
      << "\n";
 }
 
 void printText(ArrayRef<FunctionEntry> functions, raw_ostream &os) {
   for (const FunctionEntry &f : functions) {
     os << "function @" << f.name << ": " << f.kernels.size() << " kernels, "
-       << f.launches << " launches, " << f.bytes.str() << " bytes (unfused: "
-       << f.unfusedLaunches << " launches, " << f.unfusedBytes.str()
-       << " bytes)\n";
+       << f.launches << " launches, " << f.bytes.str()
+       << " bytes (unfused: " << f.unfusedLaunches << " launches, "
+       << f.unfusedBytes.str() << " bytes)\n";
     if (f.kernels.empty())
       continue;
     os << llvm::formatv("  {0,-24} {1,-16} {2,5}  {3,-20} {4}\n", "kernel",

@@ -31,9 +31,7 @@ public:
   static ByteCount ofType(Type type);
 
   ByteCount &operator+=(const ByteCount &other);
-  friend ByteCount operator+(ByteCount a, const ByteCount &b) {
-    return a += b;
-  }
+  friend ByteCount operator+(ByteCount a, const ByteCount &b) { return a += b; }
 
   /// The count when no dynamic size is involved.
   std::optional<int64_t> getStatic() const;
