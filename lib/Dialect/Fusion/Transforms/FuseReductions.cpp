@@ -3,8 +3,6 @@
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
-#include "mlir/Interfaces/FunctionInterfaces.h"
-
 namespace mlir::fusion {
 #define GEN_PASS_DEF_FUSIONFUSEREDUCTIONS
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
@@ -25,21 +23,14 @@ struct FuseReductionsPass
     options.maxLiveValues = maxLiveValues;
     options.maxRowElements = maxRowElements;
     options.maxRecomputeOps = maxRecomputeOps;
-    // Functions anywhere below the anchor: the pass runs on a module as
-    // well as on one function.
-    getOperation()->walk([&](FunctionOpInterface function) {
-      for (Block &block : function.getFunctionBody()) {
-        KernelFuser fuser(block, options);
-        fuser.outline();
-        fuser.fuseVertically(FusionRules::Reductions);
-        // Siblings over the same rows share a kernel, which can open new
-        // vertical merges.
-        fuser.fuseHorizontally(/*siblingReductionsOnly=*/true);
-        fuser.fuseVertically(FusionRules::Reductions);
-        fuser.nameKernels(function.getName());
-        if (emitRemarks)
-          fuser.emitRemarks(FusionRules::Reductions);
-      }
+    fuseFunctions(getOperation(), options, [&](KernelFuser &fuser) {
+      fuser.fuseVertically(FusionRules::Reductions);
+      // Siblings over the same rows share a kernel, which can open new
+      // vertical merges.
+      fuser.fuseHorizontally(/*siblingReductionsOnly=*/true);
+      fuser.fuseVertically(FusionRules::Reductions);
+      if (emitRemarks)
+        fuser.emitRemarks(FusionRules::Reductions);
     });
   }
 };

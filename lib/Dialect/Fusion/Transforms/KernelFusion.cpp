@@ -13,6 +13,7 @@
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -405,6 +406,13 @@ FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
   if (isRowKind(p) || isRowKind(c)) {
     SmallVector<int64_t> row =
         getKernelRowShape(isRowKind(p) ? producer : consumer);
+    // Kernels written by hand may claim a kind their body does not have.
+    if (row.empty() ||
+        (isRowKind(p) && isRowKind(c) && getKernelRowShape(consumer).empty())) {
+      reason = "[kind] a row kernel without a reduction over its innermost "
+               "axis";
+      return failure();
+    }
     if (isRowKind(p) && isRowKind(c) &&
         !sameShape(getKernelRowShape(consumer), row)) {
       reason = "[shape] reductions over different rows " + shapeStr(row) +
@@ -499,7 +507,8 @@ std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
            std::to_string(options.maxLiveValues);
 
   // One flat index space writes outputs of one shape.
-  if (*merged == KernelKind::elementwise && !escaping.empty()) {
+  if (*merged == KernelKind::elementwise && !escaping.empty() &&
+      consumer->getNumResults() > 0) {
     ArrayRef<int64_t> shape = shapeOf(consumer->getResult(0));
     for (Value result : escaping)
       if (!sameShape(shapeOf(result), shape))
@@ -645,9 +654,14 @@ void KernelFuser::fuseVertically(FusionRules rules) {
 /// What must agree for two independent kernels to share a launch.
 static std::optional<std::string> getIterationSpace(KernelOp kernel) {
   KernelKind kind = kernel.getKind();
-  if (isRowKind(kind))
-    return stringifyKernelKind(kind).str() +
-           shapeStr(getKernelRowShape(kernel));
+  if (kernel->getNumResults() == 0)
+    return std::nullopt;
+  if (isRowKind(kind)) {
+    SmallVector<int64_t> row = getKernelRowShape(kernel);
+    if (row.empty())
+      return std::nullopt;
+    return stringifyKernelKind(kind).str() + shapeStr(row);
+  }
   if (kind == KernelKind::elementwise)
     return stringifyKernelKind(kind).str() +
            shapeStr(shapeOf(kernel->getResult(0)));
@@ -747,4 +761,16 @@ void KernelFuser::emitRemarks(FusionRules rules) {
           << consuming->getLoc() << ": " << reason;
     }
   }
+}
+
+void fusion::fuseFunctions(Operation *root, const FusionOptions &options,
+                           function_ref<void(KernelFuser &)> fuse) {
+  root->walk([&](FunctionOpInterface function) {
+    for (Block &block : function.getFunctionBody()) {
+      KernelFuser fuser(block, options);
+      fuser.outline();
+      fuse(fuser);
+      fuser.nameKernels(function.getName());
+    }
+  });
 }

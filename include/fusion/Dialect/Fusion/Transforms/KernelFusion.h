@@ -94,6 +94,11 @@ private:
   const FusionOptions &options;
 };
 
+/// Runs `fuse` with a KernelFuser on every block of every function below
+/// `root` (after outlining its compute ops), then names the kernels.
+void fuseFunctions(Operation *root, const FusionOptions &options,
+                   function_ref<void(KernelFuser &)> fuse);
+
 } // namespace mlir::fusion
 
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_KERNELFUSION_H
