@@ -2,6 +2,7 @@
 
 #include "fusion/InitAll.h"
 
+#include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
@@ -12,6 +13,9 @@ void fusion::registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::fusion::FusionDialect>();
 }
 
-void fusion::registerPasses() { mlir::fusion::registerFusionPasses(); }
+void fusion::registerPasses() {
+  mlir::fusion::registerFusionPasses();
+  mlir::fusion::registerFusionConversionPasses();
+}
 
 void fusion::registerPipelines() { mlir::fusion::registerFusionPipelines(); }

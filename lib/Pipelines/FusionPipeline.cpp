@@ -58,4 +58,5 @@ void fusion::registerFusionPipelines() {
       "fusion-pipeline",
       "Decompose composite ops and fuse everything into fusion.kernel ops",
       buildFusionPipeline);
+  registerFusionToCpuPipeline();
 }

@@ -45,13 +45,35 @@ struct FusionPipelineOptions
       llvm::cl::init(false)};
 };
 
+/// Options of `fusion-to-cpu`.
+struct FusionToCpuOptions : public PassPipelineOptions<FusionToCpuOptions> {
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> countTraffic{
+      *this, "count-traffic",
+      llvm::cl::desc("Count each kernel's external traffic at run time "
+                     "(needs libfusion_cpu_runtime)"),
+      llvm::cl::init(false)};
+};
+
 /// decompose, canonicalize, cse, fuse-producer-consumer, fuse-reductions,
 /// fuse-horizontal, canonicalize, cse.
 void buildFusionPipeline(OpPassManager &pm,
                          const FusionPipelineOptions &options);
 
+/// The CPU path: kernels (fused or not) outlined into functions, lowered
+/// through linalg, bufferization and loops to the LLVM dialect, with a
+/// destination-passing C interface (`_mlir_ciface_<function>`).
+void buildFusionToCpuPipeline(OpPassManager &pm,
+                              const FusionToCpuOptions &options);
+
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();
+
+/// Registers `fusion-to-cpu`.
+void registerFusionToCpuPipeline();
 
 } // namespace fusion
 } // namespace mlir

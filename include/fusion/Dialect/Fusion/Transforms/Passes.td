@@ -50,6 +50,16 @@ defvar FusionRemarkOption =
          "Leave a remark with a [reason] on the producer of every edge left "
          "unfused">;
 
+def FusionOutline : Pass<"fusion-outline"> {
+  let summary = "Wrap every compute op into a one-op fusion.kernel";
+  let description = [{
+    The unfused program in kernel form: one kernel, hence one launch, per
+    primitive op. The lowering pipelines build the op-by-op program this way
+    (`fuse=false`), so fused and unfused programs go through the same code.
+  }];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
 def FusionFuseProducerConsumer
     : Pass<"fusion-fuse-producer-consumer"> {
   let summary = "Greedy vertical fusion of elementwise and injective ops";

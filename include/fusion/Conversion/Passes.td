@@ -1,0 +1,75 @@
+//===- Passes.td - Conversions out of the fusion dialect ---*- tablegen -*-===//
+
+#ifndef FUSION_CONVERSION_PASSES_TD
+#define FUSION_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FusionToLinalg : Pass<"fusion-to-linalg", "ModuleOp"> {
+  let summary = "Outline fused kernels into functions and lower fusion ops "
+                "to linalg on tensors";
+  let description = [{
+    Every `fusion.kernel` becomes a private `func.func` named after the
+    kernel (`<function>_k<i>`), called where the kernel was; it carries its
+    kind in a `fusion.kernel_kind` attribute and its index in the module in
+    `fusion.kernel_id`. Composite ops are decomposed first; then every fusion
+    op becomes linalg, tensor and arith/math ops on tensors:
+
+    - elementwise ops: one `linalg.generic` each, broadcasting through its
+      indexing maps (a size-1 dimension reads index 0); f16 and bf16 values
+      are extended to f32 for the math and rounded back, as the dialect's
+      f32-inside rule says; splat constants become scalars in the body;
+    - reductions: a `linalg.generic` with reduction iterators into an f32
+      accumulator, divided by the count for means, rounded back and, with
+      `keep_dims`, reshaped with `tensor.expand_shape`;
+    - `slice`: `tensor.extract_slice`; `transpose`: `linalg.transpose`;
+    - `matmul`: a `linalg.generic` over batch, M, N and K with an f32
+      accumulator (batch dimensions broadcast).
+
+    A dynamic dimension is assumed not to broadcast at run time (only a
+    static size 1 does), as in upstream's TOSA lowering.
+
+    The public functions get `llvm.emit_c_interface`, so after bufferization
+    and lowering they are callable as `_mlir_ciface_<name>`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def FusionDropOutputResults : Pass<"fusion-drop-output-results", "ModuleOp"> {
+  let summary = "Drop returned buffers that are the function's own output "
+                "arguments";
+  let description = [{
+    After bufferization, the destination-passing functions that
+    `fusion-to-linalg` made still return their output buffers. This pass
+    removes those results from every function (public ones included, unlike
+    upstream `drop-equivalent-buffer-results`) and from their calls, so the
+    C interface is `void f(inputs..., outputs...)`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def FusionCountTraffic : Pass<"fusion-count-traffic", "ModuleOp"> {
+  let summary = "Count, at run time, the bytes each kernel moves to and from "
+                "its external buffers";
+  let description = [{
+    Runs on the CPU path after bufferization and `convert-linalg-to-loops`.
+    In every outlined kernel function (`fusion.kernel_id`), each
+    `memref.load` and `memref.store` whose buffer is (a view of) one of the
+    function's arguments calls
+    `fusion_traffic_record(kernel_id, address, bytes, is_write)` from the
+    Fusion CPU runtime (`libfusion_cpu_runtime.so`). The runtime counts each
+    distinct address once per kernel and direction, so the totals are the
+    bytes a kernel must move through memory: the quantity `fusion-report`
+    predicts. Temporary buffers inside a kernel are not counted.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+#endif // FUSION_CONVERSION_PASSES_TD

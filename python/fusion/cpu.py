@@ -1,0 +1,212 @@
+"""Compile fusion modules for the CPU and call their functions with numpy.
+
+    from fusion import cpu
+    module = cpu.compile("model.mlir", build_dir="build", fuse=True)
+    (y,) = module.softmax(x)
+
+Functions take their inputs as numpy arrays and return their outputs,
+allocated here from the signature (a dynamic output dimension takes the size
+of the first input's dynamic dimension at the same position, the rule
+`fusion-report` uses). Outputs are poisoned with NaN before the call, so an
+element the program never writes shows up.
+"""
+
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+try:
+    import ml_dtypes
+
+    BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # bf16 functions then cannot be called
+    BFLOAT16 = None
+
+LLVM_BIN = "/usr/lib/llvm-22/bin"
+
+
+@dataclass
+class TensorType:
+    shape: Tuple[Optional[int], ...]  # None for a dynamic dimension
+    element: str  # f32, f16, bf16, i1
+
+    @property
+    def dtype(self):
+        if self.element == "bf16":
+            if BFLOAT16 is None:
+                raise TypeError("bf16 needs the ml_dtypes package")
+            return BFLOAT16
+        return np.dtype({"f32": np.float32, "f16": np.float16, "i1": np.bool_}[self.element])
+
+    def __str__(self):
+        dims = ["?" if d is None else str(d) for d in self.shape]
+        return "tensor<" + "x".join(dims + [self.element]) + ">"
+
+
+_TENSOR = re.compile(r"tensor<([^>]*)>")
+
+
+def _parse_tensor(text):
+    parts = text.split("x")
+    element = parts[-1]
+    shape = tuple(None if p == "?" else int(p) for p in parts[:-1])
+    return TensorType(shape, element)
+
+
+def parse_signatures(mlir_text):
+    """{name: (inputs, outputs)} of the public func.func ops of a module."""
+    signatures = {}
+    header = re.compile(r"func\.func\s+@([\w$.]+)\s*\(([^)]*)\)\s*(->\s*(\([^)]*\)|tensor<[^>]*>))?")
+    for m in header.finditer(mlir_text):
+        name, args, results = m.group(1), m.group(2), m.group(4) or ""
+        if mlir_text[max(0, m.start() - 8):m.start()].strip().endswith("private"):
+            continue
+        signatures[name] = ([_parse_tensor(t) for t in _TENSOR.findall(args)],
+                            [_parse_tensor(t) for t in _TENSOR.findall(results)])
+    return signatures
+
+
+def _descriptor_type(rank):
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _descriptor(array):
+    desc = _descriptor_type(array.ndim)()
+    pointer = array.ctypes.data_as(ctypes.c_void_p)
+    desc.allocated = pointer
+    desc.aligned = pointer
+    desc.offset = 0
+    for i in range(array.ndim):
+        desc.sizes[i] = array.shape[i]
+        desc.strides[i] = array.strides[i] // array.itemsize
+    return desc
+
+
+class SignatureError(TypeError):
+    """An argument does not match the function's signature."""
+
+
+class Function:
+    def __init__(self, library, name, inputs, outputs):
+        self.name = name
+        self.inputs, self.outputs = inputs, outputs
+        self._entry = getattr(library, "_mlir_ciface_" + name)
+        self._entry.restype = None
+
+    def output_shapes(self, arrays):
+        shapes = []
+        for out in self.outputs:
+            shape = []
+            for i, dim in enumerate(out.shape):
+                if dim is None:
+                    sources = [a.shape[i] for a, t in zip(arrays, self.inputs)
+                               if i < len(t.shape) and t.shape[i] is None]
+                    if not sources:
+                        raise SignatureError(f"{self.name}: cannot size dynamic dimension {i} of {out}")
+                    dim = sources[0]
+                shape.append(dim)
+            shapes.append(tuple(shape))
+        return shapes
+
+    def check(self, arrays):
+        if len(arrays) != len(self.inputs):
+            raise SignatureError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
+        for i, (array, expected) in enumerate(zip(arrays, self.inputs)):
+            if not isinstance(array, np.ndarray):
+                raise SignatureError(f"{self.name}: argument {i} is not a numpy array")
+            if array.dtype != expected.dtype:
+                raise SignatureError(f"{self.name}: argument {i} has dtype {array.dtype}, expected {expected.element} for {expected}")
+            if array.ndim != len(expected.shape) or any(
+                    d is not None and d != s for d, s in zip(expected.shape, array.shape)):
+                raise SignatureError(f"{self.name}: argument {i} has shape {array.shape}, expected {expected}")
+
+    def __call__(self, *arrays):
+        self.check(arrays)
+        arrays = [np.ascontiguousarray(a) for a in arrays]
+        outputs = []
+        for shape, t in zip(self.output_shapes(arrays), self.outputs):
+            out = np.empty(shape, dtype=t.dtype)
+            if t.element != "i1":
+                out[...] = np.nan  # poison: unwritten elements stay NaN
+            outputs.append(out)
+        descriptors = [_descriptor(a) for a in arrays + outputs]
+        self._entry(*[ctypes.byref(d) for d in descriptors])
+        return tuple(outputs)
+
+
+class CompiledModule:
+    def __init__(self, path, signatures, runtime):
+        self.path = path
+        self._library = ctypes.CDLL(path)
+        self._runtime = runtime
+        self.functions = {name: Function(self._library, name, ins, outs)
+                          for name, (ins, outs) in signatures.items()}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["functions"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def reset_traffic(self):
+        self._runtime.fusion_traffic_reset()
+
+    def traffic(self, kernel_id):
+        """(bytes read, bytes written) by kernel `kernel_id` since the reset."""
+        return (self._runtime.fusion_traffic_bytes(kernel_id, 0),
+                self._runtime.fusion_traffic_bytes(kernel_id, 1))
+
+
+def _run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr}")
+    return result.stdout
+
+
+def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None):
+    """Compiles the module at `source` into a shared library and loads it."""
+    build_dir = os.path.abspath(build_dir)
+    fusion_opt = os.path.join(build_dir, "bin", "fusion-opt")
+    runtime_dir = os.path.join(build_dir, "lib")
+    work_dir = work_dir or tempfile.mkdtemp(prefix="fusion-cpu-")
+    stem = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
+                        + (".fused" if fuse else ".unfused"))
+    options = f"fuse={'true' if fuse else 'false'} count-traffic={'true' if count_traffic else 'false'}"
+    _run([fusion_opt, source, f"--fusion-to-cpu={options}", "-o", stem + ".llvm.mlir"])
+    _run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir",
+          stem + ".llvm.mlir", "-o", stem + ".ll"])
+    _run([os.path.join(LLVM_BIN, "llc"), "-O2", "-relocation-model=pic",
+          "-filetype=obj", stem + ".ll", "-o", stem + ".o"])
+    cc = shutil.which("cc") or shutil.which("gcc")
+    _run([cc, "-shared", stem + ".o", "-o", stem + ".so", "-lm",
+          f"-L{runtime_dir}", "-lfusion_cpu_runtime", f"-Wl,-rpath,{runtime_dir}"])
+    runtime = ctypes.CDLL(os.path.join(runtime_dir, "libfusion_cpu_runtime.so"))
+    runtime.fusion_traffic_bytes.restype = ctypes.c_int64
+    runtime.fusion_traffic_bytes.argtypes = [ctypes.c_int64, ctypes.c_int32]
+    with open(source) as f:
+        signatures = parse_signatures(f.read())
+    return CompiledModule(stem + ".so", signatures, runtime)
+
+
+def report(source, build_dir, fuse=True):
+    """The fusion-report JSON of the module as the CPU pipeline builds it."""
+    import json
+    fusion_opt = os.path.join(os.path.abspath(build_dir), "bin", "fusion-opt")
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        kernels = "--fusion-pipeline" if fuse else "--fusion-decompose --canonicalize --cse --fusion-outline"
+        _run([fusion_opt, source, *kernels.split(),
+              f"--fusion-report=format=json output={out.name}", "-o", os.devnull])
+        with open(out.name) as f:
+            return json.load(f)
