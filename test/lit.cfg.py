@@ -32,3 +32,9 @@ llvm_config.with_environment("PATH", config.fusion_tools_dir, append_path=True)
 # ptxas turns PTX into cubin; MLIR looks for it under CUDA's install and PATH.
 if os.path.exists("/usr/local/cuda/bin/ptxas") or lit.util.which("ptxas"):
     config.available_features.add("ptxas")
+
+# Executed tests run Python with the fusion package on its path.
+config.substitutions.append(("%fusion_python", config.fusion_python))
+config.substitutions.append(("%fusion_obj_root", config.fusion_obj_root))
+llvm_config.with_environment(
+    "PYTHONPATH", os.path.join(config.fusion_src_root, "python"), append_path=True)

@@ -686,8 +686,12 @@ static Value writeInto(OpBuilder &builder, Value value, Value out) {
   if (auto result = dyn_cast<OpResult>(value)) {
     Operation *op = result.getOwner();
     OpOperand *init = nullptr;
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
-      init = dps.getTiedOpOperand(result);
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      // Writing straight into the output only when nothing reads it back:
+      // not the op itself (an accumulator) and no later op in the kernel.
+      OpOperand *tied = linalgOp.getDpsInitOperand(result.getResultNumber());
+      if (value.hasOneUse() && !linalgOp.payloadUsesValueFromOperand(tied))
+        init = tied;
     } else if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());

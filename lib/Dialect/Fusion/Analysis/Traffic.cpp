@@ -98,9 +98,27 @@ static ByteCount readsOf(ValueRange values) {
   return bytes;
 }
 
+/// The bytes a kernel reads of an input bound to `arg`: all of it, unless
+/// the input is only sliced, in which case the slices (at most all of it).
+static ByteCount readOfArgument(BlockArgument arg, Value input) {
+  ByteCount whole = ByteCount::ofType(input.getType());
+  if (arg.use_empty() ||
+      !llvm::all_of(arg.getUsers(), [](Operation *u) { return isa<SliceOp>(u); }))
+    return whole;
+  ByteCount slices;
+  for (Operation *user : arg.getUsers())
+    slices += ByteCount::ofType(user->getResult(0).getType());
+  std::optional<int64_t> s = slices.getStatic(), w = whole.getStatic();
+  return (s && w && *s > *w) ? whole : slices;
+}
+
 KernelTraffic fusion::getKernelTraffic(KernelOp kernel) {
   KernelTraffic traffic;
-  traffic.read = readsOf(kernel.getInputs());
+  llvm::SmallDenseSet<Value> seen;
+  for (auto [arg, input] : llvm::zip(kernel.getBodyBlock().getArguments(),
+                                     kernel.getInputs()))
+    if (seen.insert(input).second && !isSplatConstant(input))
+      traffic.read += readOfArgument(arg, input);
   for (Type type : kernel.getResultTypes())
     traffic.written += ByteCount::ofType(type);
   return traffic;
@@ -108,7 +126,9 @@ KernelTraffic fusion::getKernelTraffic(KernelOp kernel) {
 
 KernelTraffic fusion::getOpTraffic(Operation *op) {
   KernelTraffic traffic;
-  traffic.read = readsOf(op->getOperands());
+  // A slice reads only the part it takes.
+  traffic.read = isa<SliceOp>(op) ? ByteCount::ofType(op->getResult(0).getType())
+                                  : readsOf(op->getOperands());
   for (Type type : op->getResultTypes())
     traffic.written += ByteCount::ofType(type);
   return traffic;

@@ -1,0 +1,211 @@
+# Every GPU benchmark workload, at small shapes, compiled for the CPU fused
+# and unfused, run on fresh random inputs and compared with numpy; the
+# traffic each kernel moved (counted at run time) must equal the
+# fusion-report prediction.
+#
+# RUN: %fusion_python %s %fusion_obj_root %t
+
+import os
+import sys
+
+import numpy as np
+
+from fusion import cpu, testing
+
+build_dir, work_dir = sys.argv[1], sys.argv[2]
+os.makedirs(work_dir, exist_ok=True)
+rng = np.random.default_rng()
+
+R, H = 6, 96  # rows and row length: small, not powers of two
+
+MODULE = f"""
+func.func @ew_chain4(%x: tensor<1000xf32>, %w: tensor<1000xf32>) -> tensor<1000xf32> {{
+  %two = fusion.constant dense<2.0> : tensor<f32>
+  %one = fusion.constant dense<1.0> : tensor<f32>
+  %zero = fusion.constant dense<0.0> : tensor<f32>
+  %0 = fusion.mul %x, %two : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %1 = fusion.add %0, %one : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %2 = fusion.max %1, %zero : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %3 = fusion.mul %2, %w : tensor<1000xf32>
+  return %3 : tensor<1000xf32>
+}}
+func.func @ew_chain8(%x: tensor<1000xf32>, %w: tensor<1000xf32>) -> tensor<1000xf32> {{
+  %two = fusion.constant dense<2.0> : tensor<f32>
+  %one = fusion.constant dense<1.0> : tensor<f32>
+  %zero = fusion.constant dense<0.0> : tensor<f32>
+  %0 = fusion.mul %x, %two : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %1 = fusion.add %0, %one : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %2 = fusion.max %1, %zero : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %t = fusion.mul %2, %w : tensor<1000xf32>
+  %3 = fusion.neg %t : tensor<1000xf32>
+  %4 = fusion.exp %3 : tensor<1000xf32>
+  %5 = fusion.add %4, %one : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %6 = fusion.div %x, %5 : tensor<1000xf32>
+  return %6 : tensor<1000xf32>
+}}
+func.func @bias_gelu(%x: tensor<{R}x{H}xbf16>, %b: tensor<{H}xbf16>) -> tensor<{R}x{H}xbf16> {{
+  %0 = fusion.add %x, %b : (tensor<{R}x{H}xbf16>, tensor<{H}xbf16>) -> tensor<{R}x{H}xbf16>
+  %1 = fusion.gelu %0 approximation = tanh : tensor<{R}x{H}xbf16>
+  return %1 : tensor<{R}x{H}xbf16>
+}}
+func.func @silu_mul(%x: tensor<{R}x{2*H}xbf16>) -> tensor<{R}x{H}xbf16> {{
+  %g = fusion.slice %x offsets = [0, 0] sizes = [{R}, {H}] strides = [1, 1] : tensor<{R}x{2*H}xbf16> -> tensor<{R}x{H}xbf16>
+  %u = fusion.slice %x offsets = [0, {H}] sizes = [{R}, {H}] strides = [1, 1] : tensor<{R}x{2*H}xbf16> -> tensor<{R}x{H}xbf16>
+  %s = fusion.silu %g : tensor<{R}x{H}xbf16>
+  %0 = fusion.mul %s, %u : tensor<{R}x{H}xbf16>
+  return %0 : tensor<{R}x{H}xbf16>
+}}
+func.func @add_rmsnorm(%x: tensor<{R}x{H}xbf16>, %r: tensor<{R}x{H}xbf16>, %w: tensor<{H}xbf16>) -> (tensor<{R}x{H}xbf16>, tensor<{R}x{H}xbf16>) {{
+  %s = fusion.add %x, %r : tensor<{R}x{H}xbf16>
+  %y = fusion.rms_norm %s, %w epsilon = 1.0e-06 : tensor<{R}x{H}xbf16>, tensor<{H}xbf16>
+  return %s, %y : tensor<{R}x{H}xbf16>, tensor<{R}x{H}xbf16>
+}}
+func.func @layernorm(%x: tensor<{R}x{H}xbf16>, %g: tensor<{H}xbf16>, %b: tensor<{H}xbf16>) -> tensor<{R}x{H}xbf16> {{
+  %0 = fusion.layer_norm %x, %g, %b epsilon = 1.0e-05 : tensor<{R}x{H}xbf16>, tensor<{H}xbf16>, tensor<{H}xbf16>
+  return %0 : tensor<{R}x{H}xbf16>
+}}
+func.func @softmax(%x: tensor<{R}x{H}xbf16>) -> tensor<{R}x{H}xbf16> {{
+  %0 = fusion.softmax %x axis = 1 : tensor<{R}x{H}xbf16>
+  return %0 : tensor<{R}x{H}xbf16>
+}}
+func.func @softmax_wide(%x: tensor<2x40000xbf16>) -> tensor<2x40000xbf16> {{
+  %0 = fusion.softmax %x axis = 1 : tensor<2x40000xbf16>
+  return %0 : tensor<2x40000xbf16>
+}}
+func.func @logsumexp(%x: tensor<{R}x{H}xbf16>) -> tensor<{R}xf32> {{
+  %xf = fusion.convert %x : tensor<{R}x{H}xbf16> to tensor<{R}x{H}xf32>
+  %0 = fusion.logsumexp %xf axis = 1 : tensor<{R}x{H}xf32> -> tensor<{R}xf32>
+  return %0 : tensor<{R}xf32>
+}}
+func.func @adamw(%p: tensor<1000xf32>, %g: tensor<1000xf32>, %m: tensor<1000xf32>, %v: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>) {{
+  %b1 = fusion.constant dense<0.9> : tensor<f32>
+  %b1c = fusion.constant dense<0.1> : tensor<f32>
+  %b2 = fusion.constant dense<0.999> : tensor<f32>
+  %b2c = fusion.constant dense<0.001> : tensor<f32>
+  %decay = fusion.constant dense<0.99999> : tensor<f32>
+  %lr = fusion.constant dense<1.0e-3> : tensor<f32>
+  %bc1 = fusion.constant dense<0.1> : tensor<f32>
+  %bc2 = fusion.constant dense<0.001> : tensor<f32>
+  %eps = fusion.constant dense<1.0e-8> : tensor<f32>
+  %0 = fusion.mul %m, %b1 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %1 = fusion.mul %g, %b1c : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %m1 = fusion.add %0, %1 : tensor<1000xf32>
+  %2 = fusion.mul %v, %b2 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %3 = fusion.square %g : tensor<1000xf32>
+  %4 = fusion.mul %3, %b2c : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %v1 = fusion.add %2, %4 : tensor<1000xf32>
+  %5 = fusion.mul %p, %decay : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %6 = fusion.div %m1, %bc1 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %7 = fusion.div %v1, %bc2 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %8 = fusion.sqrt %7 : tensor<1000xf32>
+  %9 = fusion.add %8, %eps : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %10 = fusion.div %6, %9 : tensor<1000xf32>
+  %11 = fusion.mul %10, %lr : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
+  %p1 = fusion.sub %5, %11 : tensor<1000xf32>
+  return %p1, %m1, %v1 : tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>
+}}
+func.func @add_rmsnorm_decode(%x: tensor<?x{H}xbf16>, %r: tensor<?x{H}xbf16>, %w: tensor<{H}xbf16>) -> (tensor<?x{H}xbf16>, tensor<?x{H}xbf16>) {{
+  %s = fusion.add %x, %r : tensor<?x{H}xbf16>
+  %y = fusion.rms_norm %s, %w epsilon = 1.0e-06 : tensor<?x{H}xbf16>, tensor<{H}xbf16>
+  return %s, %y : tensor<?x{H}xbf16>, tensor<?x{H}xbf16>
+}}
+"""
+
+
+def f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def round_to(a, dtype):
+    return np.asarray(a).astype(dtype)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def rms_norm(s, w):
+    return s / np.sqrt(np.mean(s * s, axis=-1, keepdims=True) + 1e-6) * w
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def adamw(p, g, m, v):
+    m1 = 0.9 * m + 0.1 * g
+    v1 = 0.999 * v + 0.001 * g * g
+    p1 = p * 0.99999 - 1e-3 * (m1 / 0.1) / (np.sqrt(v1 / 0.001) + 1e-8)
+    return p1, m1, v1
+
+
+# name -> (reference on float64 inputs, rows for dynamic shapes)
+REFERENCES = {
+    "ew_chain4": lambda x, w: (np.maximum(x * 2 + 1, 0) * w,),
+    "ew_chain8": lambda x, w: (x / (np.exp(-(np.maximum(x * 2 + 1, 0) * w)) + 1),),
+    "bias_gelu": lambda x, b: (gelu_tanh(x + b),),
+    "silu_mul": lambda x: ((lambda g, u: g / (1 + np.exp(-g)) * u)(x[:, :H], x[:, H:]),),
+    "add_rmsnorm": lambda x, r, w: (x + r, rms_norm(x + r, w)),
+    "layernorm": lambda x, g, b: (((x - x.mean(-1, keepdims=True)) /
+                                   np.sqrt(x.var(-1, keepdims=True) + 1e-5)) * g + b,),
+    "softmax": lambda x: (softmax(x),),
+    "softmax_wide": lambda x: (softmax(x),),
+    "logsumexp": lambda x: (x.max(-1) + np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1)),),
+    "adamw": adamw,
+    "add_rmsnorm_decode": lambda x, r, w: (x + r, rms_norm(x + r, w)),
+}
+
+source = os.path.join(work_dir, "workloads.mlir")
+with open(source, "w") as f:
+    f.write(MODULE)
+
+failures = []
+modules = {fuse: cpu.compile(source, build_dir, fuse=fuse, count_traffic=True,
+                             work_dir=work_dir) for fuse in (True, False)}
+reports = {fuse: {f["name"]: f for f in cpu.report(source, build_dir, fuse)["functions"]}
+           for fuse in (True, False)}
+kernel_ids = {}
+for fuse, rep in reports.items():
+    next_id = 0
+    for f in cpu.report(source, build_dir, fuse)["functions"]:
+        kernel_ids[(fuse, f["name"])] = list(range(next_id, next_id + f["kernels"]))
+        next_id += f["kernels"]
+
+for name, reference in REFERENCES.items():
+    fn = modules[True].functions[name]
+    row_counts = [1, 7, 64] if any(d is None for t in fn.inputs for d in t.shape) else [None]
+    for rows in row_counts:
+        shapes = [tuple(rows if d is None else d for d in t.shape) for t in fn.inputs]
+        inputs = [testing.random_input(rng, t, s) for t, s in zip(fn.inputs, shapes)]
+        if name == "adamw":  # the second moment is non-negative
+            inputs[3] = np.abs(inputs[3])
+        # bf16 inputs: the reference sees exactly the rounded values.
+        expected = reference(*[f64(a) for a in inputs])
+        label = name if rows is None else f"{name}[rows={rows}]"
+        results = {}
+        for fuse, module in modules.items():
+            module.reset_traffic()
+            outputs = module.functions[name](*inputs)
+            results[fuse] = outputs
+            tag = "fused" if fuse else "unfused"
+            for i, (out, ref, t) in enumerate(zip(outputs, expected, fn.outputs)):
+                testing.check(f"{label} {tag} output {i}", out, ref, t.element, failures)
+            # Counted traffic against the prediction (static shapes only:
+            # the prediction for dynamic ones is a formula).
+            rep = reports[fuse][name]
+            if rows is None:
+                counted = sum(sum(module.traffic(k)) for k in kernel_ids[(fuse, name)])
+                ok = counted == rep["bytes"]
+                print(f"{'ok' if ok else 'FAIL'}: {label} {tag} traffic: counted {counted} bytes, "
+                      f"predicted {rep['bytes']} in {rep['kernels']} kernels")
+                if not ok:
+                    failures.append(f"{label} {tag} traffic")
+        for i, (a, b) in enumerate(zip(results[True], results[False])):
+            same = np.array_equal(f64(a), f64(b), equal_nan=False)
+            print(f"{'ok' if same else 'FAIL'}: {label} fused == unfused, output {i}")
+            if not same:
+                failures.append(f"{label} fused vs unfused {i}")
+
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
