@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ python3
+  cmake ninja-build g++ python3 python3-pip
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
 )
 
@@ -19,4 +19,14 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The executed tests and the Python package run on the python3 in PATH (the
+# one CMake finds): numpy for references, ml_dtypes for bfloat16.
+if ! python3 -c "import numpy, ml_dtypes" 2>/dev/null; then
+  echo "install-deps: installing numpy and ml_dtypes for $(command -v python3)"
+  python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes ||
+    # Debian's own python3 refuses plain pip installs (PEP 668).
+    python3 -m pip install --quiet --disable-pip-version-check \
+      --break-system-packages numpy ml_dtypes
 fi

@@ -1,0 +1,187 @@
+"""Seeded random `fusion` graphs with a numpy evaluator, for differential
+tests: elementwise chains, broadcasts, diamonds and multi-consumer values,
+reductions over the last and the first axis, norms, softmax, slices, and
+dynamic row counts.
+
+    graph = random_graph(seed=7)
+    graph.mlir            # one func.func, named graph.name
+    graph.evaluate(*xs)   # float64 reference outputs
+"""
+
+import numpy as np
+
+# Value kinds and their shapes for rows R and width H.
+FULL, ROW, ROWVEC, COL, HALF, SCALAR = "full", "row", "rowvec", "col", "half", "scalar"
+
+
+def _shape(kind, rows, width):
+    return {FULL: (rows, width), ROW: (rows, 1), ROWVEC: (rows,),
+            COL: (width,), HALF: (rows, width // 2), SCALAR: ()}[kind]
+
+
+def _type(kind, rows, width):
+    dims = ["?" if d is None else str(d) for d in _shape(kind, rows, width)]
+    return "tensor<" + "x".join(dims + ["f32"]) + ">"
+
+
+class Graph:
+    def __init__(self, name, rows, width, dynamic_rows):
+        self.name, self.rows, self.width = name, rows, width
+        self.dynamic_rows = dynamic_rows
+        self.lines, self.values, self.inputs, self.outputs = [], [], [], []
+        self.steps = []  # (target index, numpy function, operand indices)
+
+    def type_of(self, kind):
+        return _type(kind, None if self.dynamic_rows else self.rows, self.width)
+
+    def add(self, kind, text, fn, operands):
+        name = f"%v{len(self.values)}"
+        self.lines.append(f"  {name} = {text}")
+        self.values.append((name, kind))
+        self.steps.append((len(self.values) - 1, fn, operands))
+        return len(self.values) - 1
+
+    def input(self, kind):
+        name = f"%in{len(self.inputs)}"
+        self.inputs.append((name, kind))
+        self.values.append((name, kind))
+        self.steps.append((len(self.values) - 1, None, len(self.inputs) - 1))
+        return len(self.values) - 1
+
+    @property
+    def mlir(self):
+        args = ", ".join(f"{n}: {self.type_of(k)}" for n, k in self.inputs)
+        outs = [self.values[i] for i in self.outputs]
+        result_types = ", ".join(self.type_of(k) for _, k in outs)
+        body = "\n".join(self.lines)
+        returns = ", ".join(n for n, _ in outs)
+        return (f"func.func @{self.name}({args}) -> ({result_types}) {{\n{body}\n"
+                f"  return {returns} : {result_types}\n}}\n")
+
+    def input_shapes(self, rows):
+        return [_shape(k, rows, self.width) for _, k in self.inputs]
+
+    def evaluate(self, *arrays):
+        env = {}
+        for target, fn, operands in self.steps:
+            if fn is None:
+                env[target] = np.asarray(arrays[operands], dtype=np.float64)
+            else:
+                env[target] = fn(*[env[i] for i in operands])
+        return [env[i] for i in self.outputs]
+
+
+def _binary_kind(a, b):
+    """The kind of a broadcast of kinds a and b, or None if they do not mix."""
+    if a == b:
+        return a
+    pair = {a, b}
+    if pair <= {FULL, ROW, COL}:
+        return FULL
+    if pair == {ROW, ROWVEC}:
+        return None  # [R, 1] with [R] would broadcast across the wrong axis
+    return None
+
+
+UNARY = [
+    ("fusion.tanh", np.tanh),
+    ("fusion.neg", np.negative),
+    ("fusion.abs", np.abs),
+    ("fusion.sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+    ("fusion.relu", lambda x: np.maximum(x, 0)),
+    ("fusion.silu", lambda x: x / (1 + np.exp(-x))),
+    ("fusion.square", np.square),
+]
+BINARY = [
+    ("fusion.add", np.add),
+    ("fusion.sub", np.subtract),
+    ("fusion.mul", np.multiply),
+    ("fusion.max", np.maximum),
+    ("fusion.min", np.minimum),
+]
+
+
+def random_graph(seed, ops=12):
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(1, 9))
+    width = int(rng.choice([8, 12, 32, 48]))
+    g = Graph(f"graph{seed}", rows, width, dynamic_rows=bool(rng.random() < 0.3))
+    for kind in [FULL, COL, FULL, ROW][: int(rng.integers(2, 5))]:
+        g.input(kind)
+
+    def pick(kinds=None):
+        choices = [i for i, (_, k) in enumerate(g.values)
+                   if (kinds is None and k != SCALAR) or (kinds and k in kinds)]
+        # Favour recent values (chains), sometimes reuse old ones (diamonds).
+        return int(choices[-1] if rng.random() < 0.5 else rng.choice(choices))
+
+    def ty(i):
+        return g.type_of(g.values[i][1])
+
+    def name(i):
+        return g.values[i][0]
+
+    for _ in range(ops):
+        choice = rng.random()
+        if choice < 0.3:
+            i = pick()
+            op, fn = UNARY[rng.integers(len(UNARY))]
+            g.add(g.values[i][1], f"{op} {name(i)} : {ty(i)}", fn, [i])
+        elif choice < 0.6:
+            a = pick()
+            candidates = [j for j, (_, k) in enumerate(g.values)
+                          if k != SCALAR and _binary_kind(g.values[a][1], k)]
+            b = int(rng.choice(candidates))
+            kind = _binary_kind(g.values[a][1], g.values[b][1])
+            op, fn = BINARY[rng.integers(len(BINARY))]
+            types = f"({ty(a)}, {ty(b)}) -> {g.type_of(kind)}"
+            g.add(kind, f"{op} {name(a)}, {name(b)} : {types}", fn, [a, b])
+        elif choice < 0.7:
+            i = pick()
+            c = float(np.round(rng.uniform(-2, 2), 3)) or 0.5
+            const = g.add(SCALAR, f"fusion.constant dense<{c}> : tensor<f32>",
+                          lambda c=c: np.float64(c), [])
+            kind = g.values[i][1]
+            op, fn = BINARY[rng.integers(3)]
+            g.add(kind, f"{op} {name(i)}, {name(const)} : ({ty(i)}, tensor<f32>) -> {ty(i)}",
+                  fn, [i, const])
+        elif choice < 0.8:
+            i = pick([FULL])
+            keep = bool(rng.random() < 0.6)
+            op, fn = [("reduce_sum", np.sum), ("reduce_max", np.max),
+                      ("reduce_mean", np.mean)][rng.integers(3)]
+            kind = ROW if keep else ROWVEC
+            suffix = " keep_dims" if keep else ""
+            g.add(kind, f"fusion.{op} {name(i)} axes = [1]{suffix} : {ty(i)} -> {g.type_of(kind)}",
+                  lambda x, fn=fn, keep=keep: fn(x, axis=1, keepdims=keep), [i])
+        elif choice < 0.85:
+            i = pick([FULL])
+            g.add(COL, f"fusion.reduce_sum {name(i)} axes = [0] : {ty(i)} -> {g.type_of(COL)}",
+                  lambda x: np.sum(x, axis=0), [i])
+        elif choice < 0.92:
+            i = pick([FULL])
+            if rng.random() < 0.5:
+                g.add(FULL, f"fusion.softmax {name(i)} axis = 1 : {ty(i)}",
+                      lambda x: (lambda e: e / e.sum(1, keepdims=True))(
+                          np.exp(x - x.max(1, keepdims=True))), [i])
+            else:
+                w = pick([COL])
+                g.add(FULL, f"fusion.rms_norm {name(i)}, {name(w)} epsilon = 1.0e-05 : {ty(i)}, {ty(w)}",
+                      lambda x, w: x / np.sqrt(np.mean(x * x, 1, keepdims=True) + 1e-5) * w,
+                      [i, w])
+        else:
+            i = pick([FULL])
+            half = g.width // 2
+            sizes = f"[-1, {half}]" if g.dynamic_rows else f"[{g.rows}, {half}]"
+            g.add(HALF, f"fusion.slice {name(i)} offsets = [0, {half}] sizes = {sizes} "
+                        f"strides = [1, 1] : {ty(i)} -> {g.type_of(HALF)}",
+                  lambda x, h=half: x[:, h:], [i])
+
+    computed = [i for i, (_, k) in enumerate(g.values)
+                if k != SCALAR and i >= len(g.inputs)]
+    count = min(len(computed), int(rng.integers(1, 4)))
+    g.outputs = [computed[-1]] + [int(i) for i in rng.choice(computed[:-1], size=max(0, count - 1),
+                                                            replace=False)] if computed else []
+    if not g.outputs:
+        g.outputs = [g.add(FULL, f"fusion.exp {name(0)} : {ty(0)}", np.exp, [0])]
+    return g
