@@ -36,8 +36,7 @@ static void recordAccess(OpBuilder &b, Location loc, int64_t kernelId,
   for (auto [index, stride] : llvm::zip(indices, metadata.getStrides()))
     linear = arith::AddIOp::create(
         b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value address = arith::AddIOp::create(
       b, loc, base,
       arith::MulIOp::create(b, loc, linear,

@@ -24,7 +24,8 @@ struct DropOutputResultsPass
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
-      auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+      auto ret =
+          cast<func::ReturnOp>(function.getBody().front().getTerminator());
       // A result is dropped when it is one of the function's arguments.
       llvm::BitVector drop(ret.getNumOperands());
       for (OpOperand &operand : ret->getOpOperands())
@@ -51,9 +52,9 @@ struct DropOutputResultsPass
         for (auto [i, type] : llvm::enumerate(call.getResultTypes()))
           if (!drop.test(i))
             kept.push_back(type);
-        auto newCall = func::CallOp::create(builder, call.getLoc(),
-                                            call.getCalleeAttr(), kept,
-                                            call.getOperands());
+        auto newCall =
+            func::CallOp::create(builder, call.getLoc(), call.getCalleeAttr(),
+                                 kept, call.getOperands());
         unsigned next = 0;
         for (auto [i, result] : llvm::enumerate(call.getResults()))
           if (!drop.test(i))

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Conversion/Passes.h"
+#include "fusion/Conversion/ScalarOps.h"
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
@@ -34,27 +35,8 @@ using namespace mlir::fusion;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// f16 and bf16 math runs in f32.
-static Value extendToF32(OpBuilder &b, Location loc, Value value) {
-  auto type = dyn_cast<FloatType>(value.getType());
-  if (!type || type.isF32())
-    return value;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-}
-
-/// Rounds an f32 scalar to `type` (no-op for f32 and non-floats).
-static Value roundTo(OpBuilder &b, Location loc, Value value, Type type) {
-  if (value.getType() == type || !isa<FloatType>(type))
-    return value;
-  if (cast<FloatType>(type).getWidth() <
-      cast<FloatType>(value.getType()).getWidth())
-    return arith::TruncFOp::create(b, loc, type, value);
-  return arith::ExtFOp::create(b, loc, type, value);
-}
-
 static Value f32Constant(OpBuilder &b, Location loc, double value) {
-  return arith::ConstantOp::create(b, loc,
-                                   b.getF32FloatAttr(static_cast<float>(value)));
+  return fusion::f32Constant(b, loc, value, b.getF32Type());
 }
 
 /// The sizes of `type`'s dynamic dimensions, read from the first of
@@ -146,8 +128,9 @@ static void lowerElementwise(Operation *op, ValueRange operands,
         unsigned next = 0;
         for (const std::optional<TypedAttr> &scalar : scalars) {
           Value arg =
-              scalar ? arith::ConstantOp::create(b, bodyLoc, *scalar).getResult()
-                     : blockArgs[next++];
+              scalar
+                  ? arith::ConstantOp::create(b, bodyLoc, *scalar).getResult()
+                  : blockArgs[next++];
           args.push_back(extendToF32(b, bodyLoc, arg));
         }
         Value result = body(b, bodyLoc, args);
@@ -162,13 +145,6 @@ static void lowerElementwise(Operation *op, ValueRange operands,
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
 
-/// 1 / (1 + exp(-x)).
-static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  Value d = arith::AddFOp::create(b, loc, e, f32Constant(b, loc, 1.0));
-  return arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0), d);
-}
-
 template <typename OpTy>
 struct ElementwiseLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -178,90 +154,12 @@ struct ElementwiseLowering : OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     lowerElementwise(op, adaptor.getOperands(), rewriter,
-                     [&](OpBuilder &b, Location loc, ArrayRef<Value> a) {
-                       return buildScalar(op, b, loc, a);
+                     [&](OpBuilder &b, Location loc, ArrayRef<Value> args) {
+                       return buildElementwise(b, loc, op, args);
                      });
     return success();
   }
-
-  static Value buildScalar(OpTy op, OpBuilder &b, Location loc,
-                           ArrayRef<Value> a);
 };
-
-#define FUSION_SCALAR(OP, EXPR)                                                \
-  template <>                                                                  \
-  Value ElementwiseLowering<OP>::buildScalar(OP op, OpBuilder &b,              \
-                                             Location loc, ArrayRef<Value> a) { \
-    return EXPR;                                                               \
-  }
-FUSION_SCALAR(AddOp, arith::AddFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(SubOp, arith::SubFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(MulOp, arith::MulFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(DivOp, arith::DivFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(MaxOp, arith::MaximumFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(MinOp, arith::MinimumFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(PowOp, math::PowFOp::create(b, loc, a[0], a[1]))
-FUSION_SCALAR(NegOp, arith::NegFOp::create(b, loc, a[0]))
-FUSION_SCALAR(AbsOp, math::AbsFOp::create(b, loc, a[0]))
-FUSION_SCALAR(ExpOp, math::ExpOp::create(b, loc, a[0]))
-FUSION_SCALAR(LogOp, math::LogOp::create(b, loc, a[0]))
-FUSION_SCALAR(TanhOp, math::TanhOp::create(b, loc, a[0]))
-FUSION_SCALAR(ErfOp, math::ErfOp::create(b, loc, a[0]))
-FUSION_SCALAR(SqrtOp, math::SqrtOp::create(b, loc, a[0]))
-FUSION_SCALAR(RsqrtOp, math::RsqrtOp::create(b, loc, a[0]))
-FUSION_SCALAR(ReciprocalOp,
-              arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0), a[0]))
-FUSION_SCALAR(SquareOp, arith::MulFOp::create(b, loc, a[0], a[0]))
-FUSION_SCALAR(ReluOp, arith::MaximumFOp::create(b, loc, a[0],
-                                                f32Constant(b, loc, 0.0)))
-FUSION_SCALAR(SigmoidOp, buildSigmoid(b, loc, a[0]))
-FUSION_SCALAR(SiluOp,
-              arith::MulFOp::create(b, loc, a[0], buildSigmoid(b, loc, a[0])))
-FUSION_SCALAR(SelectOp, arith::SelectOp::create(b, loc, a[0], a[1], a[2]))
-FUSION_SCALAR(ConvertOp, a[0])
-#undef FUSION_SCALAR
-
-template <>
-Value ElementwiseLowering<CmpOp>::buildScalar(CmpOp op, OpBuilder &b,
-                                              Location loc, ArrayRef<Value> a) {
-  arith::CmpFPredicate predicate = arith::CmpFPredicate::OEQ;
-  switch (op.getPredicate()) {
-  case CmpPredicate::eq: predicate = arith::CmpFPredicate::OEQ; break;
-  case CmpPredicate::ne: predicate = arith::CmpFPredicate::UNE; break;
-  case CmpPredicate::lt: predicate = arith::CmpFPredicate::OLT; break;
-  case CmpPredicate::le: predicate = arith::CmpFPredicate::OLE; break;
-  case CmpPredicate::gt: predicate = arith::CmpFPredicate::OGT; break;
-  case CmpPredicate::ge: predicate = arith::CmpFPredicate::OGE; break;
-  }
-  return arith::CmpFOp::create(b, loc, predicate, a[0], a[1]);
-}
-
-template <>
-Value ElementwiseLowering<GeluOp>::buildScalar(GeluOp op, OpBuilder &b,
-                                               Location loc,
-                                               ArrayRef<Value> a) {
-  Value x = a[0];
-  Value inner;
-  if (op.getApproximation() == GeluApproximation::tanh) {
-    Value cube = arith::MulFOp::create(
-        b, loc, x, arith::MulFOp::create(b, loc, x, x));
-    Value poly = arith::AddFOp::create(
-        b, loc, x,
-        arith::MulFOp::create(b, loc, cube, f32Constant(b, loc, 0.044715)));
-    inner = math::TanhOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, poly,
-                              f32Constant(b, loc, std::sqrt(2.0 / M_PI))));
-  } else {
-    inner = math::ErfOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, x,
-                              f32Constant(b, loc, 1.0 / std::sqrt(2.0))));
-  }
-  Value half = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, 0.5));
-  return arith::MulFOp::create(
-      b, loc, half, arith::AddFOp::create(b, loc, inner, f32Constant(b, loc, 1.0)));
-}
 
 //===----------------------------------------------------------------------===//
 // Reductions
@@ -304,30 +202,28 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     double identity = kCombiner == Combiner::Max   ? -INFINITY
                       : kCombiner == Combiner::Min ? INFINITY
                                                    : 0.0;
-    Value empty = tensor::EmptyOp::create(rewriter, loc, keptShape, f32,
-                                          keptSizes);
-    Value acc = linalg::FillOp::create(rewriter, loc,
-                                       f32Constant(rewriter, loc, identity),
-                                       empty)
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, keptShape, f32, keptSizes);
+    Value acc = linalg::FillOp::create(
+                    rewriter, loc, f32Constant(rewriter, loc, identity), empty)
                     .getResult(0);
     SmallVector<AffineMap> maps = {
         rewriter.getMultiDimIdentityMap(inputType.getRank()),
         AffineMap::get(inputType.getRank(), 0, outExprs, op.getContext())};
-    Value reduced =
-        linalg::GenericOp::create(
-            rewriter, loc, accType, input, acc, maps, iterators,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              Value x = extendToF32(b, l, args[0]);
-              Value r;
-              if (kCombiner == Combiner::Max)
-                r = arith::MaximumFOp::create(b, l, args[1], x);
-              else if (kCombiner == Combiner::Min)
-                r = arith::MinimumFOp::create(b, l, args[1], x);
-              else
-                r = arith::AddFOp::create(b, l, args[1], x);
-              linalg::YieldOp::create(b, l, ValueRange{r});
-            })
-            .getResult(0);
+    Value reduced = linalg::GenericOp::create(
+                        rewriter, loc, accType, input, acc, maps, iterators,
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          Value x = extendToF32(b, l, args[0]);
+                          Value r;
+                          if (kCombiner == Combiner::Max)
+                            r = arith::MaximumFOp::create(b, l, args[1], x);
+                          else if (kCombiner == Combiner::Min)
+                            r = arith::MinimumFOp::create(b, l, args[1], x);
+                          else
+                            r = arith::AddFOp::create(b, l, args[1], x);
+                          linalg::YieldOp::create(b, l, ValueRange{r});
+                        })
+                        .getResult(0);
 
     // Mean: divide by the number of reduced elements; then round to the
     // element type.
@@ -346,8 +242,8 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     Type elementType = resultType.getElementType();
     auto flatType = RankedTensorType::get(keptShape, elementType);
     if (count || elementType != f32) {
-      Value out = tensor::EmptyOp::create(rewriter, loc, keptShape,
-                                          elementType, keptSizes);
+      Value out = tensor::EmptyOp::create(rewriter, loc, keptShape, elementType,
+                                          keptSizes);
       AffineMap id = rewriter.getMultiDimIdentityMap(keptShape.size());
       reduced =
           linalg::GenericOp::create(
@@ -434,9 +330,8 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
         sizes.push_back(tensor::DimOp::create(rewriter, loc, input, p));
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                          resultType.getElementType(), sizes);
-    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, loc, input,
-                                                       init,
-                                                       op.getPermutation())
+    rewriter.replaceOp(op, linalg::TransposeOp::create(
+                               rewriter, loc, input, init, op.getPermutation())
                                ->getResults());
     return success();
   }
@@ -492,10 +387,9 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
       outExprs.push_back(getAffineDimExpr(j, context));
     outExprs.push_back(m);
     outExprs.push_back(n);
-    SmallVector<AffineMap> maps = {operandMap(aType, m, k),
-                                   operandMap(bType, k, n),
-                                   AffineMap::get(batch + 3, 0, outExprs,
-                                                  context)};
+    SmallVector<AffineMap> maps = {
+        operandMap(aType, m, k), operandMap(bType, k, n),
+        AffineMap::get(batch + 3, 0, outExprs, context)};
     SmallVector<utils::IteratorType> iterators(batch + 2,
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
@@ -517,37 +411,35 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     Type f32 = rewriter.getF32Type();
     Value empty = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                           f32, sizes);
-    Value acc =
-        linalg::FillOp::create(rewriter, loc, f32Constant(rewriter, loc, 0.0),
-                               empty)
-            .getResult(0);
-    Value product =
-        linalg::GenericOp::create(
-            rewriter, loc, acc.getType(), ValueRange{a, b}, acc, maps,
-            iterators,
-            [&](OpBuilder &bb, Location l, ValueRange args) {
-              Value p = arith::MulFOp::create(bb, l, extendToF32(bb, l, args[0]),
-                                              extendToF32(bb, l, args[1]));
-              Value sum = arith::AddFOp::create(bb, l, args[2], p);
-              linalg::YieldOp::create(bb, l, sum);
-            })
-            .getResult(0);
+    Value acc = linalg::FillOp::create(rewriter, loc,
+                                       f32Constant(rewriter, loc, 0.0), empty)
+                    .getResult(0);
+    Value product = linalg::GenericOp::create(
+                        rewriter, loc, acc.getType(), ValueRange{a, b}, acc,
+                        maps, iterators,
+                        [&](OpBuilder &bb, Location l, ValueRange args) {
+                          Value p = arith::MulFOp::create(
+                              bb, l, extendToF32(bb, l, args[0]),
+                              extendToF32(bb, l, args[1]));
+                          Value sum = arith::AddFOp::create(bb, l, args[2], p);
+                          linalg::YieldOp::create(bb, l, sum);
+                        })
+                        .getResult(0);
     if (resultType.getElementType() != f32) {
       Value out = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                           resultType.getElementType(), sizes);
       AffineMap id = rewriter.getMultiDimIdentityMap(resultType.getRank());
-      product =
-          linalg::GenericOp::create(
-              rewriter, loc, resultType, product, out,
-              SmallVector<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>(resultType.getRank(),
-                                               utils::IteratorType::parallel),
-              [&](OpBuilder &bb, Location l, ValueRange args) {
-                linalg::YieldOp::create(
-                    bb, l,
-                    roundTo(bb, l, args[0], resultType.getElementType()));
-              })
-              .getResult(0);
+      product = linalg::GenericOp::create(
+                    rewriter, loc, resultType, product, out,
+                    SmallVector<AffineMap>{id, id},
+                    SmallVector<utils::IteratorType>(
+                        resultType.getRank(), utils::IteratorType::parallel),
+                    [&](OpBuilder &bb, Location l, ValueRange args) {
+                      linalg::YieldOp::create(
+                          bb, l,
+                          roundTo(bb, l, args[0], resultType.getElementType()));
+                    })
+                    .getResult(0);
     }
     rewriter.replaceOp(op, product);
     return success();
@@ -572,24 +464,23 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
 
 void fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<
-      ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
-      ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
-      ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
-      ElementwiseLowering<PowOp>, ElementwiseLowering<NegOp>,
-      ElementwiseLowering<AbsOp>, ElementwiseLowering<ExpOp>,
-      ElementwiseLowering<LogOp>, ElementwiseLowering<TanhOp>,
-      ElementwiseLowering<ErfOp>, ElementwiseLowering<SqrtOp>,
-      ElementwiseLowering<RsqrtOp>, ElementwiseLowering<ReciprocalOp>,
-      ElementwiseLowering<SquareOp>, ElementwiseLowering<ReluOp>,
-      ElementwiseLowering<SigmoidOp>, ElementwiseLowering<SiluOp>,
-      ElementwiseLowering<GeluOp>, ElementwiseLowering<CmpOp>,
-      ElementwiseLowering<SelectOp>, ElementwiseLowering<ConvertOp>,
-      ReduceLowering<ReduceSumOp, Combiner::Sum>,
-      ReduceLowering<ReduceMaxOp, Combiner::Max>,
-      ReduceLowering<ReduceMinOp, Combiner::Min>,
-      ReduceLowering<ReduceMeanOp, Combiner::Mean>, SliceLowering,
-      TransposeLowering, MatmulLowering, ConstantLowering>(context);
+  patterns.add<ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
+               ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
+               ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
+               ElementwiseLowering<PowOp>, ElementwiseLowering<NegOp>,
+               ElementwiseLowering<AbsOp>, ElementwiseLowering<ExpOp>,
+               ElementwiseLowering<LogOp>, ElementwiseLowering<TanhOp>,
+               ElementwiseLowering<ErfOp>, ElementwiseLowering<SqrtOp>,
+               ElementwiseLowering<RsqrtOp>, ElementwiseLowering<ReciprocalOp>,
+               ElementwiseLowering<SquareOp>, ElementwiseLowering<ReluOp>,
+               ElementwiseLowering<SigmoidOp>, ElementwiseLowering<SiluOp>,
+               ElementwiseLowering<GeluOp>, ElementwiseLowering<CmpOp>,
+               ElementwiseLowering<SelectOp>, ElementwiseLowering<ConvertOp>,
+               ReduceLowering<ReduceSumOp, Combiner::Sum>,
+               ReduceLowering<ReduceMaxOp, Combiner::Max>,
+               ReduceLowering<ReduceMinOp, Combiner::Min>,
+               ReduceLowering<ReduceMeanOp, Combiner::Mean>, SliceLowering,
+               TransposeLowering, MatmulLowering, ConstantLowering>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -696,9 +587,9 @@ static Value writeInto(OpBuilder &builder, Value value, Value out) {
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
       if (isKernelFunction(callee))
-        init = &call->getOpOperand(call->getNumOperands() -
-                                   call->getNumResults() +
-                                   result.getResultNumber());
+        init =
+            &call->getOpOperand(call->getNumOperands() - call->getNumResults() +
+                                result.getResultNumber());
     }
     if (init && init->get().getType() == out.getType()) {
       Value destination = init->get();
@@ -739,9 +630,9 @@ static void makeDestinationPassing(func::FuncOp function,
   }
   OpBuilder builder(ret);
   for (OpOperand &operand : ret->getOpOperands())
-    operand.set(writeInto(builder, operand.get(),
-                          body.getArgument(*firstOut +
-                                           operand.getOperandNumber())));
+    operand.set(
+        writeInto(builder, operand.get(),
+                  body.getArgument(*firstOut + operand.getOperandNumber())));
 }
 
 namespace {
@@ -800,9 +691,9 @@ LogicalResult FusionToLinalgPass::outlineKernels() {
         moduleBuilder, kernel.getLoc(), name,
         moduleBuilder.getFunctionType(argTypes, kernel.getResultTypes()));
     function.setPrivate();
-    function->setAttr("fusion.kernel_kind",
-                      moduleBuilder.getStringAttr(
-                          stringifyKernelKind(kernel.getKind())));
+    function->setAttr(
+        "fusion.kernel_kind",
+        moduleBuilder.getStringAttr(stringifyKernelKind(kernel.getKind())));
     function->setAttr("fusion.kernel_id", moduleBuilder.getI64IntegerAttr(id));
     if (std::optional<int64_t> splits = kernel.getRowSplits())
       function->setAttr("fusion.row_splits",

@@ -102,8 +102,9 @@ static ByteCount readsOf(ValueRange values) {
 /// the input is only sliced, in which case the slices (at most all of it).
 static ByteCount readOfArgument(BlockArgument arg, Value input) {
   ByteCount whole = ByteCount::ofType(input.getType());
-  if (arg.use_empty() ||
-      !llvm::all_of(arg.getUsers(), [](Operation *u) { return isa<SliceOp>(u); }))
+  if (arg.use_empty() || !llvm::all_of(arg.getUsers(), [](Operation *u) {
+        return isa<SliceOp>(u);
+      }))
     return whole;
   ByteCount slices;
   for (Operation *user : arg.getUsers())
@@ -115,8 +116,8 @@ static ByteCount readOfArgument(BlockArgument arg, Value input) {
 KernelTraffic fusion::getKernelTraffic(KernelOp kernel) {
   KernelTraffic traffic;
   llvm::SmallDenseSet<Value> seen;
-  for (auto [arg, input] : llvm::zip(kernel.getBodyBlock().getArguments(),
-                                     kernel.getInputs()))
+  for (auto [arg, input] :
+       llvm::zip(kernel.getBodyBlock().getArguments(), kernel.getInputs()))
     if (seen.insert(input).second && !isSplatConstant(input))
       traffic.read += readOfArgument(arg, input);
   for (Type type : kernel.getResultTypes())
@@ -127,8 +128,9 @@ KernelTraffic fusion::getKernelTraffic(KernelOp kernel) {
 KernelTraffic fusion::getOpTraffic(Operation *op) {
   KernelTraffic traffic;
   // A slice reads only the part it takes.
-  traffic.read = isa<SliceOp>(op) ? ByteCount::ofType(op->getResult(0).getType())
-                                  : readsOf(op->getOperands());
+  traffic.read = isa<SliceOp>(op)
+                     ? ByteCount::ofType(op->getResult(0).getType())
+                     : readsOf(op->getOperands());
   for (Type type : op->getResultTypes())
     traffic.written += ByteCount::ofType(type);
   return traffic;

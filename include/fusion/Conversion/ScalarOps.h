@@ -1,0 +1,35 @@
+//===- ScalarOps.h - The math of fusion ops on scalars ----------*- C++ -*-===//
+//
+// Shared by the lowerings: what one element of a fusion op computes, as
+// arith/math ops on f32 scalars or vectors of f32 (masks as i1).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_CONVERSION_SCALAROPS_H
+#define FUSION_CONVERSION_SCALAROPS_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::fusion {
+
+/// `value` (a float scalar or vector) extended to f32; other types as is.
+Value extendToF32(OpBuilder &b, Location loc, Value value);
+
+/// An f32 `value` rounded to `elementType` (kept as a vector if it is one).
+Value roundTo(OpBuilder &b, Location loc, Value value, Type elementType);
+
+/// An f32 constant shaped like `like` (a scalar, or a splat vector).
+Value f32Constant(OpBuilder &b, Location loc, double value, Type like);
+
+/// Whether `op` is an elementwise fusion op buildElementwise handles.
+bool isElementwiseMath(Operation *op);
+
+/// One element of elementwise fusion op `op` from its operands' elements
+/// `args` (f32 for floats, i1 for masks; scalars or vectors of one shape).
+/// The result is f32 (i1 for cmp); `convert` returns its operand.
+Value buildElementwise(OpBuilder &b, Location loc, Operation *op,
+                       ArrayRef<Value> args);
+
+} // namespace mlir::fusion
+
+#endif // FUSION_CONVERSION_SCALAROPS_H

@@ -1,0 +1,156 @@
+//===- ScalarOps.cpp - The math of fusion ops on scalars ------------------===//
+
+#include "fusion/Conversion/ScalarOps.h"
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+Value fusion::extendToF32(OpBuilder &b, Location loc, Value value) {
+  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(value.getType()));
+  if (!type || type.isF32())
+    return value;
+  Type f32 = b.getF32Type();
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    f32 = vector.clone(f32);
+  return arith::ExtFOp::create(b, loc, f32, value);
+}
+
+Value fusion::roundTo(OpBuilder &b, Location loc, Value value,
+                      Type elementType) {
+  Type current = getElementTypeOrSelf(value.getType());
+  if (current == elementType || !isa<FloatType>(elementType))
+    return value;
+  Type type = elementType;
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    type = vector.clone(elementType);
+  if (cast<FloatType>(elementType).getWidth() <
+      cast<FloatType>(current).getWidth())
+    return arith::TruncFOp::create(b, loc, type, value);
+  return arith::ExtFOp::create(b, loc, type, value);
+}
+
+Value fusion::f32Constant(OpBuilder &b, Location loc, double value, Type like) {
+  auto scalar = b.getF32FloatAttr(static_cast<float>(value));
+  if (auto vector = dyn_cast<VectorType>(like))
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vector.clone(b.getF32Type()),
+                               static_cast<float>(value)));
+  return arith::ConstantOp::create(b, loc, scalar);
+}
+
+bool fusion::isElementwiseMath(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp,
+             ExpOp, LogOp, TanhOp, ErfOp, SqrtOp, RsqrtOp, ReciprocalOp,
+             SquareOp, ReluOp, SigmoidOp, SiluOp, GeluOp, CmpOp, SelectOp,
+             ConvertOp>(op);
+}
+
+/// 1 / (1 + exp(-x)).
+static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  Value d = arith::AddFOp::create(b, loc, e, f32Constant(b, loc, 1.0, t));
+  return arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0, t), d);
+}
+
+static Value buildGelu(OpBuilder &b, Location loc, Value x,
+                       GeluApproximation approximation) {
+  Type t = x.getType();
+  Value inner;
+  if (approximation == GeluApproximation::tanh) {
+    Value cube =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value poly = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, cube, f32Constant(b, loc, 0.044715, t)));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, poly,
+                              f32Constant(b, loc, std::sqrt(2.0 / M_PI), t)));
+  } else {
+    inner = math::ErfOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x,
+                              f32Constant(b, loc, 1.0 / std::sqrt(2.0), t)));
+  }
+  Value half = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, 0.5, t));
+  Value onePlus =
+      arith::AddFOp::create(b, loc, inner, f32Constant(b, loc, 1.0, t));
+  return arith::MulFOp::create(b, loc, half, onePlus);
+}
+
+static arith::CmpFPredicate getPredicate(CmpPredicate predicate) {
+  switch (predicate) {
+  case CmpPredicate::eq:
+    return arith::CmpFPredicate::OEQ;
+  case CmpPredicate::ne:
+    return arith::CmpFPredicate::UNE;
+  case CmpPredicate::lt:
+    return arith::CmpFPredicate::OLT;
+  case CmpPredicate::le:
+    return arith::CmpFPredicate::OLE;
+  case CmpPredicate::gt:
+    return arith::CmpFPredicate::OGT;
+  case CmpPredicate::ge:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+Value fusion::buildElementwise(OpBuilder &b, Location loc, Operation *op,
+                               ArrayRef<Value> a) {
+  Type t = a.empty() ? Type() : a[0].getType();
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](AddOp) { return arith::AddFOp::create(b, loc, a[0], a[1]); })
+      .Case([&](SubOp) { return arith::SubFOp::create(b, loc, a[0], a[1]); })
+      .Case([&](MulOp) { return arith::MulFOp::create(b, loc, a[0], a[1]); })
+      .Case([&](DivOp) { return arith::DivFOp::create(b, loc, a[0], a[1]); })
+      .Case(
+          [&](MaxOp) { return arith::MaximumFOp::create(b, loc, a[0], a[1]); })
+      .Case(
+          [&](MinOp) { return arith::MinimumFOp::create(b, loc, a[0], a[1]); })
+      .Case([&](PowOp) { return math::PowFOp::create(b, loc, a[0], a[1]); })
+      .Case([&](NegOp) { return arith::NegFOp::create(b, loc, a[0]); })
+      .Case([&](AbsOp) { return math::AbsFOp::create(b, loc, a[0]); })
+      .Case([&](ExpOp) { return math::ExpOp::create(b, loc, a[0]); })
+      .Case([&](LogOp) { return math::LogOp::create(b, loc, a[0]); })
+      .Case([&](TanhOp) { return math::TanhOp::create(b, loc, a[0]); })
+      .Case([&](ErfOp) { return math::ErfOp::create(b, loc, a[0]); })
+      .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, a[0]); })
+      .Case([&](RsqrtOp) { return math::RsqrtOp::create(b, loc, a[0]); })
+      .Case([&](ReciprocalOp) {
+        return arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0, t), a[0]);
+      })
+      .Case([&](SquareOp) { return arith::MulFOp::create(b, loc, a[0], a[0]); })
+      .Case([&](ReluOp) {
+        return arith::MaximumFOp::create(b, loc, a[0],
+                                         f32Constant(b, loc, 0.0, t));
+      })
+      .Case([&](SigmoidOp) { return buildSigmoid(b, loc, a[0]); })
+      .Case([&](SiluOp) {
+        return arith::MulFOp::create(b, loc, a[0], buildSigmoid(b, loc, a[0]));
+      })
+      .Case([&](GeluOp gelu) {
+        return buildGelu(b, loc, a[0], gelu.getApproximation());
+      })
+      .Case([&](CmpOp cmp) {
+        return arith::CmpFOp::create(b, loc, getPredicate(cmp.getPredicate()),
+                                     a[0], a[1]);
+      })
+      .Case([&](SelectOp) {
+        return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
+      })
+      .Case([&](ConvertOp) { return a[0]; })
+      .Default([](Operation *) -> Value {
+        llvm_unreachable("not an elementwise fusion op");
+      });
+}
