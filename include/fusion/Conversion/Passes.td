@@ -72,4 +72,37 @@ def FusionCountTraffic : Pass<"fusion-count-traffic", "ModuleOp"> {
   ];
 }
 
+def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
+  let summary = "One GPU launch per fusion.kernel, with codegen by kind";
+  let description = [{
+    Rebuilds every public function on device buffers
+    (`f(inputs..., outputs...)`, C interface) with one `gpu.launch` per
+    `fusion.kernel`, named after the kernel. Intermediate results live in
+    `gpu.alloc` buffers; results returned by the function are written
+    straight into its output buffers.
+
+    The launch body evaluates the kernel's ops per element, in f32, rounding
+    to each op's element type as the CPU path does. By kind:
+
+    - `elementwise`: a flat index space over the output shape, a grid-stride
+      loop over 256-thread blocks, each thread taking a vector of 16 bytes
+      along the innermost dimension (`vector.load`/`vector.store`; a
+      broadcast operand is one scalar load). When the innermost size is not
+      a multiple of the vector width the kernel runs on scalars.
+    - `row_reduction`, `wide_row`: a block per row (grid-stride over rows).
+      Each reduction is one pass of the block over the row in vectors, a
+      per-thread partial, and a block-wide `gpu.all_reduce` (warp shuffles,
+      then shared memory); its result is a per-row scalar for what follows.
+      A last pass writes full-row outputs; thread 0 writes per-row outputs.
+      Inputs are read once per pass.
+    - other kinds (column and other reductions, matmul): a thread per output
+      element, reductions and the matmul's K as loops.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // FUSION_CONVERSION_PASSES_TD

@@ -1,0 +1,953 @@
+//===- KernelsToGPU.cpp - One GPU launch per fused kernel -----------------===//
+//
+// Turns every public function of fusion kernels into a destination-passing
+// function on device buffers, with one gpu.launch per fusion.kernel. The
+// launch body evaluates the kernel's fusion ops per element ("points") as
+// f32 scalar or vector math; how points are spread over the GPU depends on
+// the kernel's kind:
+//
+//  - elementwise: one flat index space, a grid-stride loop over vectors of
+//    16 bytes per thread along the innermost dimension (scalars when the
+//    innermost size is not a multiple of the vector width);
+//  - row_reduction and wide_row: a block per row; each reduction over the
+//    row is a pass of the block's threads over the row in vectors, a
+//    per-thread partial, then a block-wide gpu.all_reduce (warp shuffles
+//    and shared memory); the outputs are written in a last pass;
+//  - anything else (column and other reductions, matmul): a thread per
+//    output element, reductions as loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Conversion/Passes.h"
+#include "fusion/Conversion/ScalarOps.h"
+
+#include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <map>
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_FUSIONKERNELSTOGPU
+#include "fusion/Conversion/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Reductions over more than size-1 axes (the trivial ones only reshape).
+static ArrayRef<int64_t> getAxes(Operation *op) {
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMinOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return r.getAxes();
+  return {};
+}
+
+static bool getKeepDims(Operation *op) {
+  return op->hasAttr("keep_dims");
+}
+
+static bool isTrivialReduction(Operation *op) {
+  ArrayRef<int64_t> axes = getAxes(op);
+  if (axes.empty())
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
+  return llvm::all_of(axes, [&](int64_t a) { return shape[a] == 1; });
+}
+
+static bool isRealReduction(Operation *op) {
+  return !getAxes(op).empty() && !isTrivialReduction(op);
+}
+
+/// Identity and combiner of a reduce op, on f32 scalars or vectors.
+static double reductionIdentity(Operation *op) {
+  if (isa<ReduceMaxOp>(op))
+    return -INFINITY;
+  if (isa<ReduceMinOp>(op))
+    return INFINITY;
+  return 0.0;
+}
+
+static Value combine(OpBuilder &b, Location loc, Operation *op, Value acc,
+                     Value x) {
+  if (isa<ReduceMaxOp>(op))
+    return arith::MaximumFOp::create(b, loc, acc, x);
+  if (isa<ReduceMinOp>(op))
+    return arith::MinimumFOp::create(b, loc, acc, x);
+  return arith::AddFOp::create(b, loc, acc, x);
+}
+
+static vector::CombiningKind vectorKind(Operation *op) {
+  if (isa<ReduceMaxOp>(op))
+    return vector::CombiningKind::MAXIMUMF;
+  if (isa<ReduceMinOp>(op))
+    return vector::CombiningKind::MINIMUMF;
+  return vector::CombiningKind::ADD;
+}
+
+static gpu::AllReduceOperation blockKind(Operation *op) {
+  if (isa<ReduceMaxOp>(op))
+    return gpu::AllReduceOperation::MAXIMUMF;
+  if (isa<ReduceMinOp>(op))
+    return gpu::AllReduceOperation::MINIMUMF;
+  return gpu::AllReduceOperation::ADD;
+}
+
+/// Evaluates the values of a kernel body at points: a multi-index into the
+/// value's shape, with `width` lanes along the last dimension when the
+/// evaluation is vectorized. Results are f32 (i1 for masks), rounded to the
+/// op's element type at every op as the CPU path does, then widened again.
+/// The alignment of a vector access of `width` elements that starts on a
+/// multiple of `width` in a buffer whose rows are multiples of `width`
+/// (what the emitters ensure): up to 16 bytes, so that loads and stores
+/// become single 16-byte instructions.
+static llvm::MaybeAlign vectorAlignment(Type element, int64_t width) {
+  int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  return llvm::Align(std::min<int64_t>(16, bytes * width));
+}
+
+class PointEvaluator {
+public:
+  PointEvaluator(OpBuilder &b, Location loc, KernelOp kernel,
+                 ArrayRef<Value> buffers, int64_t width)
+      : b(b), loc(loc), kernel(kernel), buffers(buffers), width(width) {}
+
+  /// Per-row scalars already computed (reduction results in row kernels).
+  DenseMap<Value, Value> known;
+
+  /// Forgets the values computed at points (they live in one loop body).
+  void clearCache() { cache.clear(); }
+
+  /// The value of `value` at `index`; a vector of `width` lanes along the
+  /// last dimension when `lanes`, a scalar otherwise.
+  FailureOr<Value> eval(Value value, ArrayRef<Value> index, bool lanes);
+
+private:
+  Value load(BlockArgument arg, ArrayRef<Value> index, bool lanes);
+  FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
+  FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
+  FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);
+  /// Evaluates lane by lane and assembles the vector.
+  FailureOr<Value> gather(Value value, ArrayRef<Value> index);
+  Value splatIfNeeded(Value v, bool lanes) {
+    if (!lanes || isa<VectorType>(v.getType()))
+      return v;
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({width}, v.getType()), v);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  KernelOp kernel;
+  ArrayRef<Value> buffers;
+  int64_t width;
+  std::map<std::tuple<void *, std::vector<void *>, bool>, Value> cache;
+};
+
+Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
+                           bool lanes) {
+  Value buffer = buffers[arg.getArgNumber()];
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value v;
+  if (lanes)
+    v = vector::LoadOp::create(b, loc, VectorType::get({width}, element),
+                               buffer, index, /*nontemporal=*/false,
+                               vectorAlignment(element, width));
+  else
+    v = memref::LoadOp::create(b, loc, buffer, index);
+  return extendToF32(b, loc, v);
+}
+
+FailureOr<Value> PointEvaluator::eval(Value value, ArrayRef<Value> index,
+                                      bool lanes) {
+  if (auto it = known.find(value); it != known.end())
+    return splatIfNeeded(it->second, lanes);
+  std::vector<void *> key;
+  for (Value i : index)
+    key.push_back(i.getAsOpaquePointer());
+  auto cacheKey = std::make_tuple(value.getAsOpaquePointer(), key, lanes);
+  if (auto it = cache.find(cacheKey); it != cache.end())
+    return it->second;
+
+  FailureOr<Value> result = failure();
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    result = load(arg, index, lanes);
+  else
+    result = evalOp(value.getDefiningOp(), index, lanes);
+  if (failed(result))
+    return failure();
+  // Round at every op to its element type, as the CPU path does.
+  Type element = getElementTypeOrSelf(value.getType());
+  if (isa<FloatType>(element) && !element.isF32())
+    result = extendToF32(b, loc, roundTo(b, loc, *result, element));
+  cache[cacheKey] = *result;
+  return result;
+}
+
+FailureOr<Value> PointEvaluator::gather(Value value, ArrayRef<Value> index) {
+  SmallVector<Value> elements;
+  SmallVector<Value> laneIndex(index);
+  for (int64_t lane = 0; lane < width; ++lane) {
+    laneIndex.back() = arith::AddIOp::create(b, loc, index.back(),
+                                             indexConst(b, loc, lane));
+    FailureOr<Value> v = eval(value, laneIndex, /*lanes=*/false);
+    if (failed(v))
+      return failure();
+    elements.push_back(*v);
+  }
+  return vector::FromElementsOp::create(
+             b, loc, VectorType::get({width}, elements[0].getType()), elements)
+      .getResult();
+}
+
+FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
+                                        bool lanes) {
+  Value result = op->getResult(0);
+  ArrayRef<int64_t> shape = shapeOf(result);
+
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (!splat)
+      return op->emitOpError("only splat constants can be inside a GPU "
+                             "kernel");
+    if (splat.getElementType().isInteger(1))
+      return splatIfNeeded(
+          arith::ConstantIntOp::create(b, loc, splat.getSplatValue<bool>(), 1)
+              .getResult(),
+          lanes);
+    return splatIfNeeded(
+        f32Constant(b, loc, splat.getSplatValue<APFloat>().convertToDouble(),
+                    b.getF32Type()),
+        lanes);
+  }
+
+  if (isElementwiseMath(op)) {
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands()) {
+      ArrayRef<int64_t> s = shapeOf(operand);
+      int64_t offset = shape.size() - s.size();
+      SmallVector<Value> operandIndex;
+      for (auto [i, dim] : llvm::enumerate(s)) {
+        int64_t j = i + offset;
+        operandIndex.push_back(dim == 1 && shape[j] != 1 ? indexConst(b, loc, 0)
+                                                         : index[j]);
+      }
+      // Broadcast along the last dimension: one value for all lanes.
+      bool operandLanes =
+          lanes && !s.empty() && !(s.back() == 1 && shape.back() != 1);
+      FailureOr<Value> v = eval(operand, operandIndex, operandLanes);
+      if (failed(v))
+        return failure();
+      args.push_back(splatIfNeeded(*v, lanes));
+    }
+    return buildElementwise(b, loc, op, args);
+  }
+
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    // Vector loads stay aligned only if the slice starts on a vector.
+    if (lanes && (slice.getStrides().back() != 1 ||
+                  slice.getOffsets().back() % width != 0))
+      return gather(result, index);
+    SmallVector<Value> operandIndex;
+    for (auto [i, offset, stride] : llvm::zip(index, slice.getOffsets(),
+                                              slice.getStrides())) {
+      Value scaled = stride == 1 ? i
+                                 : arith::MulIOp::create(
+                                       b, loc, i, indexConst(b, loc, stride));
+      operandIndex.push_back(offset == 0 ? scaled
+                                         : arith::AddIOp::create(
+                                               b, loc, scaled,
+                                               indexConst(b, loc, offset)));
+    }
+    return eval(slice.getX(), operandIndex, lanes);
+  }
+
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (lanes && perm.back() != static_cast<int64_t>(perm.size()) - 1)
+      return gather(result, index);
+    SmallVector<Value> operandIndex(perm.size());
+    for (auto [j, p] : llvm::enumerate(perm))
+      operandIndex[p] = index[j];
+    return eval(transpose.getX(), operandIndex, lanes);
+  }
+
+  if (isTrivialReduction(op)) {
+    ArrayRef<int64_t> axes = getAxes(op);
+    Value input = op->getOperand(0);
+    SmallVector<Value> operandIndex;
+    unsigned next = 0;
+    for (int64_t d = 0; d < static_cast<int64_t>(shapeOf(input).size());
+         ++d) {
+      if (llvm::is_contained(axes, d)) {
+        operandIndex.push_back(indexConst(b, loc, 0));
+        if (getKeepDims(op))
+          ++next;
+      } else {
+        operandIndex.push_back(index[next++]);
+      }
+    }
+    bool operandLanes = lanes && !llvm::is_contained(
+                                     axes, int64_t(shapeOf(input).size()) - 1);
+    FailureOr<Value> v = eval(input, operandIndex, operandLanes);
+    if (failed(v))
+      return failure();
+    return splatIfNeeded(*v, lanes);
+  }
+
+  if (isRealReduction(op)) {
+    if (lanes)
+      return gather(result, index);
+    return evalLoopReduction(op, index);
+  }
+
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    if (lanes)
+      return gather(result, index);
+    return evalMatmul(matmul, index);
+  }
+
+  return op->emitOpError("has no GPU lowering (decompose composite ops "
+                         "first)");
+}
+
+FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
+                                                   ArrayRef<Value> index) {
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> axes = getAxes(op);
+  int64_t rank = shapeOf(input).size();
+  // The input index: result dims where kept, loop variables on the axes.
+  SmallVector<Value> inputIndex(rank);
+  unsigned next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      if (getKeepDims(op))
+        ++next;
+      continue;
+    }
+    inputIndex[d] = index[next++];
+  }
+  // Sizes of the reduced axes come from the input's source buffer.
+  Value count = indexConst(b, loc, 1);
+  Value acc = f32Constant(b, loc, reductionIdentity(op), b.getF32Type());
+  std::function<FailureOr<Value>(unsigned, Value)> loop =
+      [&](unsigned a, Value init) -> FailureOr<Value> {
+    if (a == axes.size()) {
+      // The loop body: a fresh scope for the values computed inside.
+      auto saved = std::move(cache);
+      cache.clear();
+      FailureOr<Value> x = eval(input, inputIndex, /*lanes=*/false);
+      cache = std::move(saved);
+      if (failed(x))
+        return failure();
+      return combine(b, loc, op, init, *x);
+    }
+    int64_t axis = axes[a];
+    Value size;
+    if (!ShapedType::isDynamic(shapeOf(input)[axis])) {
+      size = indexConst(b, loc, shapeOf(input)[axis]);
+    } else {
+      std::optional<std::pair<Value, int64_t>> source =
+          traceDynamicDim(input, axis);
+      auto arg = source ? dyn_cast<BlockArgument>(source->first) : nullptr;
+      if (!arg || arg.getOwner()->getParentOp() != kernel)
+        return op->emitOpError("cannot size the dynamic axis ") << axis;
+      size = memref::DimOp::create(b, loc, buffers[arg.getArgNumber()],
+                                   source->second);
+    }
+    count = arith::MulIOp::create(b, loc, count, size);
+    auto forOp = scf::ForOp::create(b, loc, indexConst(b, loc, 0), size,
+                                    indexConst(b, loc, 1), ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    inputIndex[axis] = forOp.getInductionVar();
+    FailureOr<Value> inner = loop(a + 1, forOp.getRegionIterArgs()[0]);
+    if (failed(inner))
+      return failure();
+    scf::YieldOp::create(b, loc, *inner);
+    return forOp.getResult(0);
+  };
+  FailureOr<Value> total = loop(0, acc);
+  if (failed(total))
+    return failure();
+  if (!isa<ReduceMeanOp>(op))
+    return total;
+  Value n = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), count));
+  return arith::DivFOp::create(b, loc, *total, n).getResult();
+}
+
+FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
+                                            ArrayRef<Value> index) {
+  ArrayRef<int64_t> shape = shapeOf(op.getResult());
+  int64_t batch = shape.size() - 2;
+  Value m = index[batch], n = index[batch + 1];
+  auto operandIndex = [&](Value operand, Value row, Value col) {
+    ArrayRef<int64_t> s = shapeOf(operand).drop_back(2);
+    int64_t offset = batch - s.size();
+    SmallVector<Value> idx;
+    for (auto [i, dim] : llvm::enumerate(s))
+      idx.push_back(dim == 1 && shape[i + offset] != 1 ? indexConst(b, loc, 0)
+                                                       : index[i + offset]);
+    idx.push_back(row);
+    idx.push_back(col);
+    return idx;
+  };
+  ArrayRef<int64_t> aShape = shapeOf(op.getA());
+  int64_t k = aShape.back();
+  Value size;
+  if (!ShapedType::isDynamic(k)) {
+    size = indexConst(b, loc, k);
+  } else {
+    std::optional<std::pair<Value, int64_t>> source =
+        traceDynamicDim(op.getA(), aShape.size() - 1);
+    auto arg = source ? dyn_cast<BlockArgument>(source->first) : nullptr;
+    if (!arg || arg.getOwner()->getParentOp() != kernel)
+      return op.emitOpError("cannot size the dynamic inner dimension");
+    size = memref::DimOp::create(b, loc, buffers[arg.getArgNumber()],
+                                 source->second);
+  }
+  auto forOp = scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), size, indexConst(b, loc, 1),
+      ValueRange{f32Constant(b, loc, 0.0, b.getF32Type())});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value kk = forOp.getInductionVar();
+    auto saved = std::move(cache);
+    cache.clear();
+    FailureOr<Value> a = eval(op.getA(), operandIndex(op.getA(), m, kk), false);
+    FailureOr<Value> bv = failure();
+    if (succeeded(a))
+      bv = eval(op.getB(), operandIndex(op.getB(), kk, n), false);
+    cache = std::move(saved);
+    if (failed(bv))
+      return failure();
+    Value sum = arith::AddFOp::create(b, loc, forOp.getRegionIterArgs()[0],
+                                      arith::MulFOp::create(b, loc, *a, *bv));
+    scf::YieldOp::create(b, loc, sum);
+  }
+  return forOp.getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Launch emission
+//===----------------------------------------------------------------------===//
+
+/// Device buffers for one kernel: inputs (indexed like the body's
+/// arguments) and outputs.
+struct KernelBuffers {
+  SmallVector<Value> inputs, outputs;
+};
+
+/// Splits `flat` into a multi-index over `sizes` (row-major).
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                                      ArrayRef<Value> sizes) {
+  SmallVector<Value> index(sizes.size());
+  for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+    index[d] = d == 0 ? flat : arith::RemUIOp::create(b, loc, flat, sizes[d]);
+    if (d > 0)
+      flat = arith::DivUIOp::create(b, loc, flat, sizes[d]);
+  }
+  return index;
+}
+
+/// The sizes of `buffer` as index values.
+static SmallVector<Value> sizesOf(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d)
+                        ? memref::DimOp::create(b, loc, buffer, d).getResult()
+                        : indexConst(b, loc, type.getDimSize(d)));
+  return sizes;
+}
+
+static Value product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value p = indexConst(b, loc, 1);
+  for (Value v : values)
+    p = arith::MulIOp::create(b, loc, p, v);
+  return p;
+}
+
+/// A launch of `blocks` x `threads`, named after the kernel; `body` fills
+/// it given (block id, thread id, grid size).
+static LogicalResult
+emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
+           int64_t threads,
+           function_ref<LogicalResult(OpBuilder &, Value, Value, Value)> body) {
+  Value one = indexConst(b, loc, 1);
+  // A grid is at most 2^31 - 1 blocks wide; grid-stride loops cover more.
+  blocks = arith::MinUIOp::create(b, loc, blocks,
+                                  indexConst(b, loc, (int64_t(1) << 31) - 1));
+  blocks = arith::MaxUIOp::create(b, loc, blocks, one);
+  std::string name = kernel.getName().value_or("fusion_kernel").str();
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, indexConst(b, loc, threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+      /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
+      FlatSymbolRefAttr::get(b.getContext(), name + "_module"),
+      FlatSymbolRefAttr::get(b.getContext(), name));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  if (failed(body(b, launch.getBlockIds().x, launch.getThreadIds().x,
+                  launch.getGridSize().x)))
+    return failure();
+  gpu::TerminatorOp::create(b, loc);
+  return success();
+}
+
+/// The widest vector of 16 bytes that divides the innermost size of every
+/// buffer the kernel touches; 1 when there is none.
+static int64_t chooseWidth(KernelOp kernel, const KernelBuffers &buffers,
+                           int64_t innermost) {
+  int64_t smallest = 4;
+  for (Value buffer : llvm::concat<const Value>(buffers.inputs,
+                                                buffers.outputs)) {
+    auto type = cast<MemRefType>(buffer.getType());
+    smallest = std::min<int64_t>(
+        smallest,
+        std::max<int64_t>(1, type.getElementType().getIntOrFloatBitWidth() / 8));
+  }
+  int64_t width = 16 / smallest;
+  if (ShapedType::isDynamic(innermost) || innermost % width != 0)
+    return 1;
+  // Every input read along the innermost dimension must allow vector loads:
+  // contiguous with an innermost size that keeps rows aligned.
+  for (Value buffer : buffers.inputs) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getRank() > 0 && !ShapedType::isDynamic(type.getShape().back()) &&
+        type.getShape().back() != 1 && type.getShape().back() % width != 0)
+      return 1;
+  }
+  return width;
+}
+
+/// Stores `value` (f32 or i1, scalar or vector) into `buffer` at `index`.
+static void store(OpBuilder &b, Location loc, Value value, Value buffer,
+                  ArrayRef<Value> index) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  value = roundTo(b, loc, value, element);
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    vector::StoreOp::create(b, loc, value, buffer, index,
+                            /*nontemporal=*/false,
+                            vectorAlignment(element, vector.getNumElements()));
+  else
+    memref::StoreOp::create(b, loc, value, buffer, index);
+}
+
+/// Elementwise kernels: a grid-stride loop over vectors of the flat index
+/// space of the (single) output shape.
+static LogicalResult emitElementwise(OpBuilder &b, Location loc,
+                                     KernelOp kernel,
+                                     const KernelBuffers &buffers) {
+  constexpr int64_t kThreads = 256;
+  Value out0 = buffers.outputs[0];
+  auto outType = cast<MemRefType>(out0.getType());
+  int64_t width =
+      outType.getRank() == 0
+          ? 1
+          : chooseWidth(kernel, buffers, outType.getShape().back());
+  SmallVector<Value> sizes = sizesOf(b, loc, out0);
+  Value total = product(b, loc, sizes);
+  Value vectors = arith::DivUIOp::create(b, loc, total,
+                                         indexConst(b, loc, width));
+  Value blocks = arith::CeilDivUIOp::create(b, loc, vectors,
+                                            indexConst(b, loc, kThreads));
+  return emitLaunch(
+      b, loc, kernel, blocks, kThreads,
+      [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
+        Value threads = indexConst(b, loc, kThreads);
+        Value first = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, bid, threads), tid);
+        Value stride = arith::MulIOp::create(b, loc, grid, threads);
+        SmallVector<Value> innerSizes = sizesOf(b, loc, out0);
+        Value count = arith::DivUIOp::create(
+            b, loc, product(b, loc, innerSizes), indexConst(b, loc, width));
+        auto loop = scf::ForOp::create(b, loc, first, count, stride);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value flat = arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                           indexConst(b, loc, width));
+        SmallVector<Value> index = delinearize(b, loc, flat, innerSizes);
+        PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
+        for (auto [value, buffer] :
+             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
+          FailureOr<Value> v = evaluator.eval(value, index, width > 1);
+          if (failed(v))
+            return failure();
+          store(b, loc, *v, buffer, index);
+        }
+        return success();
+      });
+}
+
+/// Row kernels: a block per row (grid-stride over rows). Each reduction is
+/// a pass over the row; its result is a per-row scalar for what follows.
+static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
+                              const KernelBuffers &buffers) {
+  // The row space: the input shape of the first innermost reduction.
+  SmallVector<Operation *> reductions;
+  for (Operation &op : kernel.getBodyBlock())
+    if (isRealReduction(&op))
+      reductions.push_back(&op);
+  if (reductions.empty())
+    return kernel.emitOpError("a row kernel needs a reduction");
+  Value rowInput = reductions.front()->getOperand(0);
+  ArrayRef<int64_t> rowShape = shapeOf(rowInput);
+  int64_t rank = rowShape.size();
+  int64_t h = rowShape.back();
+  if (ShapedType::isDynamic(h))
+    return kernel.emitOpError("GPU rows of dynamic length are not supported "
+                              "yet");
+  int64_t width = chooseWidth(kernel, buffers, h);
+  int64_t vectorsPerRow = h / width;
+  int64_t threads = 32;
+  while (threads < 1024 && threads * 2 <= vectorsPerRow)
+    threads *= 2;
+  threads = std::min<int64_t>(threads, 256 * ((vectorsPerRow + 1023) / 1024 > 2 ? 4 : 1));
+
+  // Row sizes come from a buffer with the full row shape.
+  Value rowBuffer;
+  for (Value buffer : llvm::concat<const Value>(buffers.inputs,
+                                                buffers.outputs))
+    if (cast<MemRefType>(buffer.getType()).getRank() == rank &&
+        cast<MemRefType>(buffer.getType()).getShape().back() == h)
+      rowBuffer = buffer;
+  SmallVector<Value> rowSizes;
+  if (rank > 1) {
+    if (!rowBuffer)
+      return kernel.emitOpError("no buffer of the row shape to size rows");
+    rowSizes = sizesOf(b, loc, rowBuffer);
+    rowSizes.pop_back();
+  }
+  Value rows = product(b, loc, rowSizes);
+  return emitLaunch(
+      b, loc, kernel, rows, threads,
+      [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
+        SmallVector<Value> innerRowSizes;
+        if (rank > 1) {
+          innerRowSizes = sizesOf(b, loc, rowBuffer);
+          innerRowSizes.pop_back();
+        }
+        Value count = product(b, loc, innerRowSizes);
+        auto rowLoop = scf::ForOp::create(b, loc, bid, count, grid);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(rowLoop.getBody());
+        SmallVector<Value> rowIndex =
+            delinearize(b, loc, rowLoop.getInductionVar(), innerRowSizes);
+        PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
+
+        // A pass of the block over the row: `visit` gets each vector's
+        // column; the loop carries `init`.
+        Value first = arith::MulIOp::create(b, loc, tid,
+                                            indexConst(b, loc, width));
+        Value step = indexConst(b, loc, threads * width);
+        Value end = indexConst(b, loc, h);
+        auto columnsOf = [&](Value column) {
+          SmallVector<Value> index(rowIndex);
+          index.push_back(column);
+          return index;
+        };
+
+        for (Operation *reduction : reductions) {
+          // Reductions over other rows cannot share the kernel.
+          if (shapeOf(reduction->getOperand(0)) != rowShape)
+            return reduction->emitOpError("reduces other rows than its "
+                                          "kernel");
+          Value identity = f32Constant(b, loc, reductionIdentity(reduction),
+                                       b.getF32Type());
+          auto pass = scf::ForOp::create(b, loc, first, end, step,
+                                         ValueRange{identity});
+          {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(pass.getBody());
+            evaluator.clearCache();
+            FailureOr<Value> x = evaluator.eval(
+                reduction->getOperand(0), columnsOf(pass.getInductionVar()),
+                width > 1);
+            if (failed(x))
+              return failure();
+            Value partial = *x;
+            if (width > 1)
+              partial = vector::ReductionOp::create(
+                  b, loc, vectorKind(reduction), partial);
+            scf::YieldOp::create(
+                b, loc,
+                combine(b, loc, reduction, pass.getRegionIterArgs()[0],
+                        partial));
+          }
+          evaluator.clearCache();
+          Value total = gpu::AllReduceOp::create(
+              b, loc, pass.getResult(0),
+              gpu::AllReduceOperationAttr::get(b.getContext(),
+                                               blockKind(reduction)),
+              /*uniform=*/true);
+          if (isa<ReduceMeanOp>(reduction))
+            total = arith::DivFOp::create(
+                b, loc, total,
+                f32Constant(b, loc, static_cast<double>(h), b.getF32Type()));
+          Type element = getElementTypeOrSelf(reduction->getResult(0));
+          if (!element.isF32())
+            total = extendToF32(b, loc, roundTo(b, loc, total, element));
+          evaluator.known[reduction->getResult(0)] = total;
+        }
+
+        // The outputs: full rows in a last pass, per-row values by thread 0.
+        auto write = scf::ForOp::create(b, loc, first, end, step);
+        Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              tid, indexConst(b, loc, 0));
+        auto perRow = scf::IfOp::create(b, loc, isFirst);
+        for (auto [value, buffer] :
+             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
+          ArrayRef<int64_t> shape = shapeOf(value);
+          bool fullRow = static_cast<int64_t>(shape.size()) == rank &&
+                         shape.back() == h;
+          OpBuilder::InsertionGuard inner(b);
+          if (fullRow) {
+            b.setInsertionPoint(write.getBody()->getTerminator());
+            evaluator.clearCache();
+            SmallVector<Value> index = columnsOf(write.getInductionVar());
+            FailureOr<Value> v = evaluator.eval(value, index, width > 1);
+            if (failed(v))
+              return failure();
+            store(b, loc, *v, buffer, index);
+          } else {
+            b.setInsertionPoint(perRow.thenBlock()->getTerminator());
+            evaluator.clearCache();
+            SmallVector<Value> index(rowIndex);
+            if (static_cast<int64_t>(shape.size()) == rank)
+              index.push_back(indexConst(b, loc, 0)); // [R..., 1]
+            if (index.size() != shape.size())
+              return kernel.emitOpError("an output that is neither a row nor "
+                                        "a value per row");
+            FailureOr<Value> v = evaluator.eval(value, index, false);
+            if (failed(v))
+              return failure();
+            store(b, loc, *v, buffer, index);
+          }
+        }
+        // The next row's reductions reuse the shared memory.
+        gpu::BarrierOp::create(b, loc);
+        return success();
+      });
+}
+
+/// Everything else: a thread per output element, output after output.
+static LogicalResult emitPerElement(OpBuilder &b, Location loc,
+                                    KernelOp kernel,
+                                    const KernelBuffers &buffers) {
+  constexpr int64_t kThreads = 256;
+  Value largest = indexConst(b, loc, 1);
+  for (Value buffer : buffers.outputs)
+    largest = arith::MaxUIOp::create(
+        b, loc, largest, product(b, loc, sizesOf(b, loc, buffer)));
+  Value blocks = arith::CeilDivUIOp::create(b, loc, largest,
+                                            indexConst(b, loc, kThreads));
+  return emitLaunch(
+      b, loc, kernel, blocks, kThreads,
+      [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
+        Value threads = indexConst(b, loc, kThreads);
+        Value first = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, bid, threads), tid);
+        Value stride = arith::MulIOp::create(b, loc, grid, threads);
+        for (auto [value, buffer] :
+             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
+          SmallVector<Value> sizes = sizesOf(b, loc, buffer);
+          auto loop = scf::ForOp::create(b, loc, first,
+                                         product(b, loc, sizes), stride);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          SmallVector<Value> index =
+              delinearize(b, loc, loop.getInductionVar(), sizes);
+          PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+          FailureOr<Value> v = evaluator.eval(value, index, false);
+          if (failed(v))
+            return failure();
+          store(b, loc, *v, buffer, index);
+        }
+        return success();
+      });
+}
+
+static LogicalResult emitKernel(OpBuilder &b, KernelOp kernel,
+                                const KernelBuffers &buffers) {
+  Location loc = kernel.getLoc();
+  bool hasReduction = false, hasMatmul = false;
+  for (Operation &op : kernel.getBodyBlock()) {
+    hasReduction |= isRealReduction(&op);
+    hasMatmul |= isa<MatmulOp>(op);
+  }
+  bool sameShapes = llvm::all_of(buffers.outputs, [&](Value buffer) {
+    return buffer.getType() == buffers.outputs[0].getType();
+  });
+  switch (kernel.getKind()) {
+  case KernelKind::elementwise:
+    if (!hasReduction && !hasMatmul && sameShapes)
+      return emitElementwise(b, loc, kernel, buffers);
+    break;
+  case KernelKind::row_reduction:
+  case KernelKind::wide_row:
+    if (!hasMatmul)
+      return emitRows(b, loc, kernel, buffers);
+    break;
+  default:
+    break;
+  }
+  return emitPerElement(b, loc, kernel, buffers);
+}
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+static MemRefType bufferType(Type tensorType) {
+  auto t = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// Rebuilds `function` on device buffers: inputs, then one output buffer
+/// per result; every kernel becomes a launch.
+static LogicalResult convertFunction(func::FuncOp function) {
+  Location loc = function.getLoc();
+  MLIRContext *context = function.getContext();
+  SmallVector<Type> argTypes;
+  for (Type t : function.getArgumentTypes()) {
+    if (!isa<RankedTensorType>(t))
+      return function.emitOpError("GPU functions take tensors only");
+    argTypes.push_back(bufferType(t));
+  }
+  for (Type t : function.getResultTypes())
+    argTypes.push_back(bufferType(t));
+
+  OpBuilder b(function);
+  auto converted = func::FuncOp::create(
+      b, loc, function.getName(), FunctionType::get(context, argTypes, {}));
+  converted->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  Block *entry = converted.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  unsigned numInputs = function.getNumArguments();
+  DenseMap<Value, Value> buffers;
+  for (auto [arg, buffer] :
+       llvm::zip(body.getArguments(), entry->getArguments()))
+    buffers[arg] = buffer;
+  // A kernel result returned by the function is written straight into the
+  // output buffer (its first return only).
+  DenseMap<Value, Value> returnedInto;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+    if (value.getDefiningOp<KernelOp>() && !returnedInto.count(value))
+      returnedInto[value] = entry->getArgument(numInputs + i);
+
+  SmallVector<Value> allocations;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp>(op) && op.use_empty())
+      continue;
+    auto kernel = dyn_cast<KernelOp>(op);
+    if (!kernel)
+      return op.emitOpError("cannot run on the GPU outside a fusion.kernel "
+                            "(run the fusion passes first)");
+    KernelBuffers kb;
+    for (Value input : kernel.getInputs()) {
+      Value buffer = buffers.lookup(input);
+      if (!buffer)
+        return kernel.emitOpError("an input is not a device buffer (only "
+                                  "function arguments and kernel results "
+                                  "are)");
+      kb.inputs.push_back(buffer);
+    }
+    for (auto [result, yielded] :
+         llvm::zip(kernel.getResults(), kernel.getYield().getValues())) {
+      Value buffer = returnedInto.lookup(result);
+      if (!buffer) {
+        auto type = bufferType(result.getType());
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d))
+            continue;
+          std::optional<std::pair<Value, int64_t>> source =
+              traceDynamicDim(yielded, d);
+          if (!source || !buffers.count(source->first))
+            return kernel.emitOpError("cannot size dynamic dimension ")
+                   << d << " of result " << result.getResultNumber();
+          sizes.push_back(memref::DimOp::create(
+              b, loc, buffers[source->first], source->second));
+        }
+        buffer = gpu::AllocOp::create(b, loc, type, /*asyncToken=*/Type(),
+                                      ValueRange{}, sizes, ValueRange{})
+                     .getMemref();
+        allocations.push_back(buffer);
+      }
+      buffers[result] = buffer;
+      kb.outputs.push_back(buffer);
+    }
+    if (failed(emitKernel(b, kernel, kb)))
+      return failure();
+  }
+  // Results not written in place (function arguments, repeats) are copied.
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    Value out = entry->getArgument(numInputs + i);
+    Value buffer = buffers.lookup(value);
+    if (buffer != out)
+      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{}, out,
+                            buffer);
+  }
+  for (Value allocation : allocations)
+    gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                           allocation);
+  func::ReturnOp::create(b, loc);
+  function.erase();
+  return success();
+}
+
+struct KernelsToGPUPass
+    : fusion::impl::FusionKernelsToGPUBase<KernelsToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Kernels hold primitive ops only.
+    RewritePatternSet patterns(&getContext());
+    populateDecomposePatterns(patterns);
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(&getContext()));
+    for (auto function :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (function.isExternal() || !function.isPublic())
+        continue;
+      if (failed(convertFunction(function)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
