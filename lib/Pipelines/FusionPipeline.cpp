@@ -59,4 +59,5 @@ void fusion::registerFusionPipelines() {
       "Decompose composite ops and fuse everything into fusion.kernel ops",
       buildFusionPipeline);
   registerFusionToCpuPipeline();
+  registerFusionToNvvmPipeline();
 }

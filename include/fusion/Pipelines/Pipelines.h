@@ -58,6 +58,26 @@ struct FusionToCpuOptions : public PassPipelineOptions<FusionToCpuOptions> {
       llvm::cl::init(false)};
 };
 
+/// Options of `fusion-to-nvvm`.
+struct FusionToNvvmOptions : public PassPipelineOptions<FusionToNvvmOptions> {
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU (sm_90 for an H100/H200)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the GPU module becomes: isa (PTX), bin (cubin) "
+                     "or fatbin"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimization level for the device code"),
+      llvm::cl::init(3)};
+};
+
 /// decompose, canonicalize, cse, fuse-producer-consumer, fuse-reductions,
 /// fuse-horizontal, canonicalize, cse.
 void buildFusionPipeline(OpPassManager &pm,
@@ -74,6 +94,14 @@ void registerFusionPipelines();
 
 /// Registers `fusion-to-cpu`.
 void registerFusionToCpuPipeline();
+
+/// The GPU path: one launch per kernel (fusion-kernels-to-gpu), then
+/// upstream's NVVM lowering to PTX/cubin embedded in host code.
+void buildFusionToNvvmPipeline(OpPassManager &pm,
+                               const FusionToNvvmOptions &options);
+
+/// Registers `fusion-to-nvvm`.
+void registerFusionToNvvmPipeline();
 
 } // namespace fusion
 } // namespace mlir

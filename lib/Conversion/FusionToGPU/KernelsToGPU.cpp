@@ -833,11 +833,22 @@ static MemRefType bufferType(Type tensorType) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
+/// A fresh asynchronous token, and a host wait on one.
+static Value startToken(OpBuilder &b, Location loc) {
+  return gpu::WaitOp::create(b, loc, gpu::AsyncTokenType::get(b.getContext()),
+                             ValueRange{})
+      .getAsyncToken();
+}
+static void waitFor(OpBuilder &b, Location loc, Value token) {
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
 /// Rebuilds `function` on device buffers: inputs, then one output buffer
 /// per result; every kernel becomes a launch.
 static LogicalResult convertFunction(func::FuncOp function) {
   Location loc = function.getLoc();
   MLIRContext *context = function.getContext();
+  Type tokenType = gpu::AsyncTokenType::get(context);
   SmallVector<Type> argTypes;
   for (Type t : function.getArgumentTypes()) {
     if (!isa<RankedTensorType>(t))
@@ -902,9 +913,12 @@ static LogicalResult convertFunction(func::FuncOp function) {
           sizes.push_back(memref::DimOp::create(
               b, loc, buffers[source->first], source->second));
         }
-        buffer = gpu::AllocOp::create(b, loc, type, /*asyncToken=*/Type(),
-                                      ValueRange{}, sizes, ValueRange{})
-                     .getMemref();
+        // The host lowering handles the asynchronous forms: wait on each.
+        auto alloc = gpu::AllocOp::create(b, loc, type, tokenType,
+                                          ValueRange{startToken(b, loc)},
+                                          sizes, ValueRange{});
+        waitFor(b, loc, alloc.getAsyncToken());
+        buffer = alloc.getMemref();
         allocations.push_back(buffer);
       }
       buffers[result] = buffer;
@@ -918,12 +932,17 @@ static LogicalResult convertFunction(func::FuncOp function) {
     Value out = entry->getArgument(numInputs + i);
     Value buffer = buffers.lookup(value);
     if (buffer != out)
-      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{}, out,
-                            buffer);
+      waitFor(b, loc,
+              gpu::MemcpyOp::create(b, loc, tokenType,
+                                    ValueRange{startToken(b, loc)}, out,
+                                    buffer)
+                  .getAsyncToken());
   }
   for (Value allocation : allocations)
-    gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                           allocation);
+    waitFor(b, loc,
+            gpu::DeallocOp::create(b, loc, tokenType,
+                                   ValueRange{startToken(b, loc)}, allocation)
+                .getAsyncToken());
   func::ReturnOp::create(b, loc);
   function.erase();
   return success();

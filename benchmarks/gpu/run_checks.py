@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Runs on the GPU machine, from a bundle made by scripts/build-gpu-bundle.sh:
+every workload, fused and unfused, against a PyTorch float64 reference on
+fresh random inputs (outputs poisoned with NaN first). Prints a table last
+and writes results.json into $OUT (or the current directory)."""
+
+import json
+import os
+import sys
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from fusion import cuda  # noqa: E402
+import workloads  # noqa: E402
+
+TOLERANCE = {"f32": 1e-5, "bf16": 1e-2, "f16": 1e-2}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def rel_error(out, ref):
+    out = out.double()
+    if torch.isnan(out).any():
+        return float("inf")
+    return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
+def inputs_for(fn, name, rows=None):
+    xs = []
+    for t in fn.inputs:
+        shape = [rows if d is None else d for d in t.shape]
+        x = torch.empty(shape, dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
+        xs.append(x)
+    if name == "adamw":
+        xs[3] = xs[3].abs()
+    return xs
+
+
+def main():
+    scale = sys.argv[1] if len(sys.argv) > 1 else "small"
+    results, lines = [], []
+    modules = {fuse: cuda.load(os.path.join(here, f"workloads_{scale}.{'fused' if fuse else 'unfused'}.so"))
+               for fuse in (True, False)}
+    for name, fn in modules[True].functions.items():
+        row_counts = [1, 13, 1024] if any(d is None for t in fn.inputs for d in t.shape) else [None]
+        for rows in row_counts:
+            xs = inputs_for(fn, name, rows)
+            refs = workloads.reference(name, *xs)
+            for fuse, module in modules.items():
+                try:
+                    outs = module.functions[name](*xs)
+                    torch.cuda.synchronize()
+                    errors = [rel_error(o, r) for o, r in zip(outs, refs)]
+                    ok = all(e <= TOLERANCE[t.element] for e, t in zip(errors, fn.outputs))
+                    detail = " ".join(f"{e:.1e}" for e in errors)
+                except Exception as e:  # a runtime error is a failure, reported
+                    ok, detail = False, f"error: {e}"
+                label = name if rows is None else f"{name}[rows={rows}]"
+                tag = "fused" if fuse else "unfused"
+                results.append(dict(workload=label, variant=tag, ok=ok, errors=detail))
+                lines.append(f"{'ok  ' if ok else 'FAIL'} {label:32} {tag:8} rel.err {detail}")
+    out_dir = os.environ.get("OUT", ".")
+    with open(os.path.join(out_dir, f"checks_{scale}.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"GPU: {torch.cuda.get_device_name()}")
+    print("\n".join(lines))
+    failed = sum(not r["ok"] for r in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

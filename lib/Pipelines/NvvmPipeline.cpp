@@ -1,0 +1,46 @@
+//===- NvvmPipeline.cpp - Fused kernels to NVVM, PTX and cubin ------------===//
+
+#include "fusion/Pipelines/Pipelines.h"
+
+#include "fusion/Conversion/Passes.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
+                                       const FusionToNvvmOptions &options) {
+  if (options.fuse) {
+    buildFusionPipeline(pm, FusionPipelineOptions());
+  } else {
+    pm.addPass(createFusionDecompose());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(createFusionOutline());
+  }
+  pm.addPass(createFusionKernelsToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Upstream from here: outlining, NVVM, the binary, host code.
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  // sm_90 needs PTX 7.8 or newer; CUDA 13's ptxas reads PTX 8.x.
+  nvvm.cubinFeatures = "+ptx80";
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void fusion::registerFusionToNvvmPipeline() {
+  PassPipelineRegistration<FusionToNvvmOptions>(
+      "fusion-to-nvvm",
+      "Fusion ops to GPU kernels embedded as PTX or cubin, and host code in "
+      "the LLVM dialect",
+      buildFusionToNvvmPipeline);
+}

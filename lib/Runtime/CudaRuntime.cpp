@@ -1,0 +1,174 @@
+//===- CudaRuntime.cpp - The mgpu* ABI over the CUDA driver API -----------===//
+//
+// What the host code of `fusion-to-nvvm` (upstream gpu-to-llvm) calls:
+// module load/unload, function lookup, kernel launch, streams and device
+// memory. Every CUDA error is reported on stderr with the call and the
+// error's name, and kept: fusion_cuda_last_error() returns the first one
+// since the last fusion_cuda_clear_error(), so a caller can raise it.
+//
+// Loaded modules are cached by their image (the host code loads the module
+// around every launch); they are unloaded when the process ends.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace {
+
+std::mutex mutex;
+std::string firstError;
+std::unordered_map<const void *, CUmodule> modules;
+
+/// Reports a failed driver call once on stderr and remembers the first.
+bool check(CUresult result, const char *call) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  const char *name = nullptr;
+  if (cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
+    name = "unknown CUDA error";
+  std::fprintf(stderr, "fusion-cuda-runtime: %s failed: %s\n", call, name);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (firstError.empty())
+    firstError = std::string(call) + " failed: " + name;
+  return false;
+}
+
+#define CUDA_CHECK(expr) check((expr), #expr)
+
+/// Makes the device's primary context current on this thread (PyTorch
+/// uses the same one).
+bool ensureContext() {
+  static bool initialized = CUDA_CHECK(cuInit(0));
+  if (!initialized)
+    return false;
+  CUcontext current = nullptr;
+  if (!CUDA_CHECK(cuCtxGetCurrent(&current)))
+    return false;
+  if (current)
+    return true;
+  CUdevice device;
+  CUcontext primary;
+  return CUDA_CHECK(cuDeviceGet(&device, 0)) &&
+         CUDA_CHECK(cuDevicePrimaryCtxRetain(&primary, device)) &&
+         CUDA_CHECK(cuCtxSetCurrent(primary));
+}
+
+CUmodule loadModule(const void *data, bool jit, int optLevel) {
+  if (!ensureContext())
+    return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = modules.find(data);
+    if (it != modules.end())
+      return it->second;
+  }
+  CUmodule module = nullptr;
+  if (jit) {
+    CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
+    void *values[] = {
+        reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+    if (!CUDA_CHECK(cuModuleLoadDataEx(&module, data, 1, options, values)))
+      return nullptr;
+  } else if (!CUDA_CHECK(cuModuleLoadData(&module, data))) {
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  // Another thread may have loaded the same image meanwhile; keep one.
+  return modules.emplace(data, module).first->second;
+}
+
+} // namespace
+
+extern "C" {
+
+void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  return loadModule(data, /*jit=*/false, 0);
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  return loadModule(data, /*jit=*/true, optLevel);
+}
+
+/// Modules stay cached for the next launch; see the file comment.
+void mgpuModuleUnload(void * /*module*/) {}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  CUfunction function = nullptr;
+  if (!module)
+    return nullptr;
+  if (!CUDA_CHECK(cuModuleGetFunction(&function,
+                                      static_cast<CUmodule>(module), name)))
+    return nullptr;
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemory, void *stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  if (!function) {
+    check(CUDA_ERROR_INVALID_HANDLE, "mgpuLaunchKernel (no function)");
+    return;
+  }
+  CUDA_CHECK(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
+                            gridZ, blockX, blockY, blockZ, sharedMemory,
+                            static_cast<CUstream>(stream), params, extra));
+}
+
+void *mgpuStreamCreate() {
+  if (!ensureContext())
+    return nullptr;
+  CUstream stream = nullptr;
+  CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  if (stream)
+    CUDA_CHECK(cuStreamDestroy(static_cast<CUstream>(stream)));
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  CUDA_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
+}
+
+void *mgpuMemAlloc(uint64_t size, void * /*stream*/, bool /*hostShared*/) {
+  if (!ensureContext())
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  if (size && !CUDA_CHECK(cuMemAlloc(&pointer, size)))
+    return nullptr;
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, void * /*stream*/) {
+  if (pointer)
+    CUDA_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)));
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t size, void *stream) {
+  CUDA_CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                           reinterpret_cast<CUdeviceptr>(src), size,
+                           static_cast<CUstream>(stream)));
+}
+
+void mgpuSetDefaultDevice(int32_t /*device*/) {}
+
+/// The first error since the last clear, or null.
+const char *fusion_cuda_last_error() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return firstError.empty() ? nullptr : firstError.c_str();
+}
+
+void fusion_cuda_clear_error() {
+  std::lock_guard<std::mutex> lock(mutex);
+  firstError.clear();
+}
+
+} // extern "C"

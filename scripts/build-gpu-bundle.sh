@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds here everything the GPU machine needs, into bundle/ (git-ignored,
+# under 64 MiB): the workloads compiled fused and unfused for sm_90 at the
+# given scales, the CUDA runtime, the Python package and the check script.
+#   scripts/build-gpu-bundle.sh [small] [full]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${FUSION_BUILD_DIR:-$root/build}
+bundle=$root/bundle
+scales=${*:-small}
+
+"$root/scripts/build.sh" fusion-opt fusion_cuda_runtime
+rm -rf "$bundle" && mkdir -p "$bundle"
+cp -r "$root/python/fusion" "$bundle/fusion"
+cp "$root/benchmarks/gpu/"*.py "$bundle/"
+cp "$build/lib/libfusion_cuda_runtime.so" "$bundle/"
+for scale in $scales; do
+  PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$scale" "$build" "$bundle" <<'PY'
+import os, sys
+from fusion import cuda
+import workloads
+scale, build, bundle = sys.argv[1:]
+source = os.path.join(bundle, f"workloads_{scale}.mlir")
+with open(source, "w") as f:
+    f.write(workloads.module(scale))
+for fuse in (True, False):
+    print(cuda.compile(source, build, bundle, fuse=fuse))
+PY
+done
+du -sh "$bundle"
