@@ -7,7 +7,8 @@
 // since the last fusion_cuda_clear_error(), so a caller can raise it.
 //
 // Loaded modules are cached by their image (the host code loads the module
-// around every launch); they are unloaded when the process ends.
+// around every launch); they are unloaded when the process ends. Launches
+// run on the default stream without waiting (see mgpuStreamCreate).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -121,35 +123,41 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                             static_cast<CUstream>(stream), params, extra));
 }
 
+// Launches go to the legacy default stream, which orders them with the
+// work of other libraries on it (PyTorch's by default): no stream is
+// created per launch, and a launch returns without waiting, as a PyTorch op
+// does. FUSION_CUDA_SYNCHRONOUS=1 makes every launch wait (for debugging:
+// errors then surface at the launch that caused them).
 void *mgpuStreamCreate() {
-  if (!ensureContext())
-    return nullptr;
-  CUstream stream = nullptr;
-  CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  return stream;
+  ensureContext();
+  return nullptr;
 }
 
-void mgpuStreamDestroy(void *stream) {
-  if (stream)
-    CUDA_CHECK(cuStreamDestroy(static_cast<CUstream>(stream)));
-}
+void mgpuStreamDestroy(void * /*stream*/) {}
 
 void mgpuStreamSynchronize(void *stream) {
-  CUDA_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
+  static const bool synchronous = [] {
+    const char *value = std::getenv("FUSION_CUDA_SYNCHRONOUS");
+    return value && std::string(value) == "1";
+  }();
+  if (synchronous)
+    CUDA_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
 }
 
 void *mgpuMemAlloc(uint64_t size, void * /*stream*/, bool /*hostShared*/) {
   if (!ensureContext())
     return nullptr;
+  // Stream-ordered on the default stream, like the launches around it.
   CUdeviceptr pointer = 0;
-  if (size && !CUDA_CHECK(cuMemAlloc(&pointer, size)))
+  if (size && !CUDA_CHECK(cuMemAllocAsync(&pointer, size, nullptr)))
     return nullptr;
   return reinterpret_cast<void *>(pointer);
 }
 
 void mgpuMemFree(void *pointer, void * /*stream*/) {
+  // Freed after the launches queued before it have run.
   if (pointer)
-    CUDA_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)));
+    CUDA_CHECK(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), nullptr));
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t size, void *stream) {

@@ -629,10 +629,17 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                               "yet");
   int64_t width = chooseWidth(kernel, buffers, h);
   int64_t vectorsPerRow = h / width;
+  // Rows that fit: each thread keeps `unrolled` vectors of the row in
+  // registers, loaded once for every pass. Otherwise the passes stream the
+  // row from memory.
+  constexpr int64_t kMaxThreads = 512, kMaxVectorsPerThread = 8;
   int64_t threads = 32;
-  while (threads < 1024 && threads * 2 <= vectorsPerRow)
+  while (threads < kMaxThreads && threads * 2 <= vectorsPerRow)
     threads *= 2;
-  threads = std::min<int64_t>(threads, 256 * ((vectorsPerRow + 1023) / 1024 > 2 ? 4 : 1));
+  int64_t unrolled = 0;
+  if (vectorsPerRow % threads == 0 &&
+      vectorsPerRow / threads <= kMaxVectorsPerThread)
+    unrolled = vectorsPerRow / threads;
 
   // Row sizes come from a buffer with the full row shape.
   Value rowBuffer;
@@ -677,6 +684,12 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           return index;
         };
 
+        // The columns this thread holds when the row is in registers.
+        SmallVector<Value> heldColumns;
+        for (int64_t k = 0; k < unrolled; ++k)
+          heldColumns.push_back(arith::AddIOp::create(
+              b, loc, first, indexConst(b, loc, k * threads * width)));
+
         for (Operation *reduction : reductions) {
           // Reductions over other rows cannot share the kernel.
           if (shapeOf(reduction->getOperand(0)) != rowShape)
@@ -684,29 +697,44 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                           "kernel");
           Value identity = f32Constant(b, loc, reductionIdentity(reduction),
                                        b.getF32Type());
-          auto pass = scf::ForOp::create(b, loc, first, end, step,
-                                         ValueRange{identity});
-          {
-            OpBuilder::InsertionGuard inner(b);
-            b.setInsertionPointToStart(pass.getBody());
-            evaluator.clearCache();
+          auto partialOf = [&](Value column, Value acc) -> FailureOr<Value> {
             FailureOr<Value> x = evaluator.eval(
-                reduction->getOperand(0), columnsOf(pass.getInductionVar()),
-                width > 1);
+                reduction->getOperand(0), columnsOf(column), width > 1);
             if (failed(x))
               return failure();
             Value partial = *x;
             if (width > 1)
               partial = vector::ReductionOp::create(
                   b, loc, vectorKind(reduction), partial);
-            scf::YieldOp::create(
-                b, loc,
-                combine(b, loc, reduction, pass.getRegionIterArgs()[0],
-                        partial));
+            return combine(b, loc, reduction, acc, partial);
+          };
+          Value partial = identity;
+          if (unrolled) {
+            // Registers: values loaded or computed in earlier passes are
+            // reused (the evaluator keeps them).
+            for (Value column : heldColumns) {
+              FailureOr<Value> next = partialOf(column, partial);
+              if (failed(next))
+                return failure();
+              partial = *next;
+            }
+          } else {
+            auto pass = scf::ForOp::create(b, loc, first, end, step,
+                                           ValueRange{identity});
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(pass.getBody());
+            evaluator.clearCache();
+            FailureOr<Value> next = partialOf(pass.getInductionVar(),
+                                              pass.getRegionIterArgs()[0]);
+            if (failed(next))
+              return failure();
+            scf::YieldOp::create(b, loc, *next);
+            b.setInsertionPointAfter(pass);
+            evaluator.clearCache();
+            partial = pass.getResult(0);
           }
-          evaluator.clearCache();
           Value total = gpu::AllReduceOp::create(
-              b, loc, pass.getResult(0),
+              b, loc, partial,
               gpu::AllReduceOperationAttr::get(b.getContext(),
                                                blockKind(reduction)),
               /*uniform=*/true);
@@ -720,18 +748,30 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           evaluator.known[reduction->getResult(0)] = total;
         }
 
-        // The outputs: full rows in a last pass, per-row values by thread 0.
-        auto write = scf::ForOp::create(b, loc, first, end, step);
+        // The outputs: full rows in a last pass (from registers when the row
+        // is held), per-row values by thread 0.
+        scf::ForOp write;
+        if (!unrolled)
+          write = scf::ForOp::create(b, loc, first, end, step);
         Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                               tid, indexConst(b, loc, 0));
         auto perRow = scf::IfOp::create(b, loc, isFirst);
+        b.setInsertionPoint(perRow);
         for (auto [value, buffer] :
              llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
           ArrayRef<int64_t> shape = shapeOf(value);
           bool fullRow = static_cast<int64_t>(shape.size()) == rank &&
                          shape.back() == h;
           OpBuilder::InsertionGuard inner(b);
-          if (fullRow) {
+          if (fullRow && unrolled) {
+            for (Value column : heldColumns) {
+              SmallVector<Value> index = columnsOf(column);
+              FailureOr<Value> v = evaluator.eval(value, index, width > 1);
+              if (failed(v))
+                return failure();
+              store(b, loc, *v, buffer, index);
+            }
+          } else if (fullRow) {
             b.setInsertionPoint(write.getBody()->getTerminator());
             evaluator.clearCache();
             SmallVector<Value> index = columnsOf(write.getInductionVar());
@@ -741,6 +781,7 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             store(b, loc, *v, buffer, index);
           } else {
             b.setInsertionPoint(perRow.thenBlock()->getTerminator());
+            // Values computed outside this branch do not dominate it.
             evaluator.clearCache();
             SmallVector<Value> index(rowIndex);
             if (static_cast<int64_t>(shape.size()) == rank)
@@ -752,8 +793,11 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             if (failed(v))
               return failure();
             store(b, loc, *v, buffer, index);
+            // What was computed in the branch is not visible after it.
+            evaluator.clearCache();
           }
         }
+        b.setInsertionPointAfter(perRow);
         // The next row's reductions reuse the shared memory.
         gpu::BarrierOp::create(b, loc);
         return success();

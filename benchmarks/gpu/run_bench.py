@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Times every workload on the GPU machine, side by side in one run: Fusion
+fused and unfused, torch eager, torch.compile, and a device-to-device copy
+(the ceiling). Median of triton.testing.do_bench; effective GB/s = the
+workload's minimal bytes / median time. Prints a table last and writes
+bench_<scale>.json into $OUT."""
+
+import json
+import os
+import sys
+
+import torch
+import triton.testing
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from fusion import cuda  # noqa: E402
+import workloads  # noqa: E402
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def eager(name):
+    def rms(s, w):
+        sf = s.float()
+        return (sf * torch.rsqrt(sf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).to(s.dtype)
+    return {
+        "ew_chain4": lambda x, w: torch.clamp(x * 2 + 1, min=0) * w,
+        "ew_chain8": lambda x, w: x / (torch.exp(-(torch.clamp(x * 2 + 1, min=0) * w)) + 1),
+        "bias_gelu": lambda x, b: torch.nn.functional.gelu(x + b, approximate="tanh"),
+        "silu_mul": lambda x: (lambda g, u: torch.nn.functional.silu(g) * u)(*x.chunk(2, -1)),
+        "add_rmsnorm": lambda x, r, w: (lambda s: (s, rms(s, w)))(x + r),
+        "add_rmsnorm_decode": lambda x, r, w: (lambda s: (s, rms(s, w)))(x + r),
+        "layernorm": lambda x, g, b: torch.nn.functional.layer_norm(x, x.shape[-1:], g, b, 1e-5),
+        "softmax": lambda x: torch.softmax(x.float(), -1).to(x.dtype),
+        "softmax_wide": lambda x: torch.softmax(x.float(), -1).to(x.dtype),
+        "logsumexp": lambda x: torch.logsumexp(x.float(), -1),
+        "adamw": lambda p, g, m, v: (lambda m1, v1: (p * 0.99999 - 1e-3 * (m1 / 0.1) / (torch.sqrt(v1 / 0.001) + 1e-8), m1, v1))(0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g),
+    }[name]
+
+
+def minimal_bytes(fn, xs, outs):
+    return sum(x.numel() * x.element_size() for x in list(xs) + list(outs))
+
+
+def median_ms(f):
+    return triton.testing.do_bench(f, warmup=25, rep=200, return_mode="median")
+
+
+def main():
+    scale = sys.argv[1] if len(sys.argv) > 1 else "full"
+    names = sys.argv[2:] or None
+    fused = cuda.load(os.path.join(here, f"workloads_{scale}.fused.so"))
+    unfused = cuda.load(os.path.join(here, f"workloads_{scale}.unfused.so"))
+    big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(big)
+    copy_ms = median_ms(lambda: dst.copy_(big))
+    copy_gbs = 2 * big.numel() / copy_ms / 1e6
+    rows, results = [], []
+    for name, fn in fused.functions.items():
+        if names and name not in names:
+            continue
+        dyn = any(d is None for t in fn.inputs for d in t.shape)
+        xs = [torch.empty([16 if d is None else d for d in t.shape], dtype=DTYPES[t.element],
+                          device="cuda").uniform_(-2, 2) for t in fn.inputs]
+        if name == "adamw":
+            xs[3] = xs[3].abs()
+        outs = fn(*xs)
+        nbytes = minimal_bytes(fn, xs, outs)
+        times = {}
+        times["fusion"] = median_ms(lambda: fn(*xs, outputs=outs))
+        times["fusion_unfused"] = median_ms(lambda: unfused.functions[name](*xs))
+        times["eager"] = median_ms(lambda: eager(name)(*xs))
+        try:
+            compiled = torch.compile(eager(name))
+            compiled(*xs)
+            times["torch.compile"] = median_ms(lambda: compiled(*xs))
+        except Exception as e:  # reported, not hidden
+            print(f"torch.compile failed on {name}: {e}")
+        entry = dict(workload=name, bytes=nbytes, ms=times,
+                     gbs={k: nbytes / v / 1e6 for k, v in times.items()})
+        results.append(entry)
+        if dyn:
+            rows.append(f"{name:20} us/call " + "  ".join(f"{k} {v*1e3:8.1f}" for k, v in times.items()))
+        else:
+            rows.append(f"{name:20} GB/s   " + "  ".join(f"{k} {nbytes / v / 1e6:7.0f}" for k, v in times.items())
+                        + f"  ({100 * nbytes / times['fusion'] / 1e6 / copy_gbs:.0f}% of copy)")
+    out_dir = os.environ.get("OUT", ".")
+    with open(os.path.join(out_dir, f"bench_{scale}.json"), "w") as f:
+        json.dump(dict(copy_gbs=copy_gbs, device=torch.cuda.get_device_name(), results=results), f, indent=1)
+    print(f"{torch.cuda.get_device_name()}: device-to-device copy {copy_gbs:.0f} GB/s")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
