@@ -21,7 +21,10 @@ config.substitutions.append(("%fusion_docs_dir", config.fusion_docs_dir))
 config.substitutions.append(("%fusion_version", config.fusion_version))
 config.substitutions.append(("%mlir_version", config.mlir_version))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# CUDA_HOME (or CUDA_ROOT, CUDA_PATH) tells the NVVM target where libdevice
+# and ptxas are.
+llvm_config.with_system_environment(
+    ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]

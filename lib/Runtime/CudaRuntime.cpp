@@ -104,8 +104,8 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction function = nullptr;
   if (!module)
     return nullptr;
-  if (!CUDA_CHECK(cuModuleGetFunction(&function,
-                                      static_cast<CUmodule>(module), name)))
+  if (!CUDA_CHECK(
+          cuModuleGetFunction(&function, static_cast<CUmodule>(module), name)))
     return nullptr;
   return function;
 }

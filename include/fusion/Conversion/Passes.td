@@ -100,8 +100,9 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -68,9 +68,7 @@ static ArrayRef<int64_t> getAxes(Operation *op) {
   return {};
 }
 
-static bool getKeepDims(Operation *op) {
-  return op->hasAttr("keep_dims");
-}
+static bool getKeepDims(Operation *op) { return op->hasAttr("keep_dims"); }
 
 static bool isTrivialReduction(Operation *op) {
   ArrayRef<int64_t> axes = getAxes(op);
@@ -213,8 +211,8 @@ FailureOr<Value> PointEvaluator::gather(Value value, ArrayRef<Value> index) {
   SmallVector<Value> elements;
   SmallVector<Value> laneIndex(index);
   for (int64_t lane = 0; lane < width; ++lane) {
-    laneIndex.back() = arith::AddIOp::create(b, loc, index.back(),
-                                             indexConst(b, loc, lane));
+    laneIndex.back() =
+        arith::AddIOp::create(b, loc, index.back(), indexConst(b, loc, lane));
     FailureOr<Value> v = eval(value, laneIndex, /*lanes=*/false);
     if (failed(v))
       return failure();
@@ -274,15 +272,16 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
                   slice.getOffsets().back() % width != 0))
       return gather(result, index);
     SmallVector<Value> operandIndex;
-    for (auto [i, offset, stride] : llvm::zip(index, slice.getOffsets(),
-                                              slice.getStrides())) {
-      Value scaled = stride == 1 ? i
-                                 : arith::MulIOp::create(
-                                       b, loc, i, indexConst(b, loc, stride));
-      operandIndex.push_back(offset == 0 ? scaled
-                                         : arith::AddIOp::create(
-                                               b, loc, scaled,
-                                               indexConst(b, loc, offset)));
+    for (auto [i, offset, stride] :
+         llvm::zip(index, slice.getOffsets(), slice.getStrides())) {
+      Value scaled =
+          stride == 1
+              ? i
+              : arith::MulIOp::create(b, loc, i, indexConst(b, loc, stride));
+      operandIndex.push_back(
+          offset == 0 ? scaled
+                      : arith::AddIOp::create(b, loc, scaled,
+                                              indexConst(b, loc, offset)));
     }
     return eval(slice.getX(), operandIndex, lanes);
   }
@@ -302,8 +301,7 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
     Value input = op->getOperand(0);
     SmallVector<Value> operandIndex;
     unsigned next = 0;
-    for (int64_t d = 0; d < static_cast<int64_t>(shapeOf(input).size());
-         ++d) {
+    for (int64_t d = 0; d < static_cast<int64_t>(shapeOf(input).size()); ++d) {
       if (llvm::is_contained(axes, d)) {
         operandIndex.push_back(indexConst(b, loc, 0));
         if (getKeepDims(op))
@@ -312,8 +310,8 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
         operandIndex.push_back(index[next++]);
       }
     }
-    bool operandLanes = lanes && !llvm::is_contained(
-                                     axes, int64_t(shapeOf(input).size()) - 1);
+    bool operandLanes =
+        lanes && !llvm::is_contained(axes, int64_t(shapeOf(input).size()) - 1);
     FailureOr<Value> v = eval(input, operandIndex, operandLanes);
     if (failed(v))
       return failure();
@@ -529,12 +527,12 @@ emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
 static int64_t chooseWidth(KernelOp kernel, const KernelBuffers &buffers,
                            int64_t innermost) {
   int64_t smallest = 4;
-  for (Value buffer : llvm::concat<const Value>(buffers.inputs,
-                                                buffers.outputs)) {
+  for (Value buffer :
+       llvm::concat<const Value>(buffers.inputs, buffers.outputs)) {
     auto type = cast<MemRefType>(buffer.getType());
     smallest = std::min<int64_t>(
-        smallest,
-        std::max<int64_t>(1, type.getElementType().getIntOrFloatBitWidth() / 8));
+        smallest, std::max<int64_t>(
+                      1, type.getElementType().getIntOrFloatBitWidth() / 8));
   }
   int64_t width = 16 / smallest;
   if (ShapedType::isDynamic(innermost) || innermost % width != 0)
@@ -571,16 +569,15 @@ static LogicalResult emitElementwise(OpBuilder &b, Location loc,
   constexpr int64_t kThreads = 256;
   Value out0 = buffers.outputs[0];
   auto outType = cast<MemRefType>(out0.getType());
-  int64_t width =
-      outType.getRank() == 0
-          ? 1
-          : chooseWidth(kernel, buffers, outType.getShape().back());
+  int64_t width = outType.getRank() == 0
+                      ? 1
+                      : chooseWidth(kernel, buffers, outType.getShape().back());
   SmallVector<Value> sizes = sizesOf(b, loc, out0);
   Value total = product(b, loc, sizes);
-  Value vectors = arith::DivUIOp::create(b, loc, total,
-                                         indexConst(b, loc, width));
-  Value blocks = arith::CeilDivUIOp::create(b, loc, vectors,
-                                            indexConst(b, loc, kThreads));
+  Value vectors =
+      arith::DivUIOp::create(b, loc, total, indexConst(b, loc, width));
+  Value blocks =
+      arith::CeilDivUIOp::create(b, loc, vectors, indexConst(b, loc, kThreads));
   return emitLaunch(
       b, loc, kernel, blocks, kThreads,
       [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
@@ -643,8 +640,8 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
 
   // Row sizes come from a buffer with the full row shape.
   Value rowBuffer;
-  for (Value buffer : llvm::concat<const Value>(buffers.inputs,
-                                                buffers.outputs))
+  for (Value buffer :
+       llvm::concat<const Value>(buffers.inputs, buffers.outputs))
     if (cast<MemRefType>(buffer.getType()).getRank() == rank &&
         cast<MemRefType>(buffer.getType()).getShape().back() == h)
       rowBuffer = buffer;
@@ -674,8 +671,8 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
 
         // A pass of the block over the row: `visit` gets each vector's
         // column; the loop carries `init`.
-        Value first = arith::MulIOp::create(b, loc, tid,
-                                            indexConst(b, loc, width));
+        Value first =
+            arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width));
         Value step = indexConst(b, loc, threads * width);
         Value end = indexConst(b, loc, h);
         auto columnsOf = [&](Value column) {
@@ -695,11 +692,11 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           if (shapeOf(reduction->getOperand(0)) != rowShape)
             return reduction->emitOpError("reduces other rows than its "
                                           "kernel");
-          Value identity = f32Constant(b, loc, reductionIdentity(reduction),
-                                       b.getF32Type());
+          Value identity =
+              f32Constant(b, loc, reductionIdentity(reduction), b.getF32Type());
           auto partialOf = [&](Value column, Value acc) -> FailureOr<Value> {
-            FailureOr<Value> x = evaluator.eval(
-                reduction->getOperand(0), columnsOf(column), width > 1);
+            FailureOr<Value> x = evaluator.eval(reduction->getOperand(0),
+                                                columnsOf(column), width > 1);
             if (failed(x))
               return failure();
             Value partial = *x;
@@ -724,8 +721,8 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             OpBuilder::InsertionGuard inner(b);
             b.setInsertionPointToStart(pass.getBody());
             evaluator.clearCache();
-            FailureOr<Value> next = partialOf(pass.getInductionVar(),
-                                              pass.getRegionIterArgs()[0]);
+            FailureOr<Value> next =
+                partialOf(pass.getInductionVar(), pass.getRegionIterArgs()[0]);
             if (failed(next))
               return failure();
             scf::YieldOp::create(b, loc, *next);
@@ -760,8 +757,8 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
         for (auto [value, buffer] :
              llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
           ArrayRef<int64_t> shape = shapeOf(value);
-          bool fullRow = static_cast<int64_t>(shape.size()) == rank &&
-                         shape.back() == h;
+          bool fullRow =
+              static_cast<int64_t>(shape.size()) == rank && shape.back() == h;
           OpBuilder::InsertionGuard inner(b);
           if (fullRow && unrolled) {
             for (Value column : heldColumns) {
@@ -805,16 +802,15 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
 }
 
 /// Everything else: a thread per output element, output after output.
-static LogicalResult emitPerElement(OpBuilder &b, Location loc,
-                                    KernelOp kernel,
+static LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
                                     const KernelBuffers &buffers) {
   constexpr int64_t kThreads = 256;
   Value largest = indexConst(b, loc, 1);
   for (Value buffer : buffers.outputs)
-    largest = arith::MaxUIOp::create(
-        b, loc, largest, product(b, loc, sizesOf(b, loc, buffer)));
-  Value blocks = arith::CeilDivUIOp::create(b, loc, largest,
-                                            indexConst(b, loc, kThreads));
+    largest = arith::MaxUIOp::create(b, loc, largest,
+                                     product(b, loc, sizesOf(b, loc, buffer)));
+  Value blocks =
+      arith::CeilDivUIOp::create(b, loc, largest, indexConst(b, loc, kThreads));
   return emitLaunch(
       b, loc, kernel, blocks, kThreads,
       [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
@@ -825,8 +821,8 @@ static LogicalResult emitPerElement(OpBuilder &b, Location loc,
         for (auto [value, buffer] :
              llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
           SmallVector<Value> sizes = sizesOf(b, loc, buffer);
-          auto loop = scf::ForOp::create(b, loc, first,
-                                         product(b, loc, sizes), stride);
+          auto loop =
+              scf::ForOp::create(b, loc, first, product(b, loc, sizes), stride);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(loop.getBody());
           SmallVector<Value> index =
@@ -954,13 +950,13 @@ static LogicalResult convertFunction(func::FuncOp function) {
           if (!source || !buffers.count(source->first))
             return kernel.emitOpError("cannot size dynamic dimension ")
                    << d << " of result " << result.getResultNumber();
-          sizes.push_back(memref::DimOp::create(
-              b, loc, buffers[source->first], source->second));
+          sizes.push_back(memref::DimOp::create(b, loc, buffers[source->first],
+                                                source->second));
         }
         // The host lowering handles the asynchronous forms: wait on each.
         auto alloc = gpu::AllocOp::create(b, loc, type, tokenType,
-                                          ValueRange{startToken(b, loc)},
-                                          sizes, ValueRange{});
+                                          ValueRange{startToken(b, loc)}, sizes,
+                                          ValueRange{});
         waitFor(b, loc, alloc.getAsyncToken());
         buffer = alloc.getMemref();
         allocations.push_back(buffer);
@@ -978,8 +974,7 @@ static LogicalResult convertFunction(func::FuncOp function) {
     if (buffer != out)
       waitFor(b, loc,
               gpu::MemcpyOp::create(b, loc, tokenType,
-                                    ValueRange{startToken(b, loc)}, out,
-                                    buffer)
+                                    ValueRange{startToken(b, loc)}, out, buffer)
                   .getAsyncToken());
   }
   for (Value allocation : allocations)

@@ -1,0 +1,97 @@
+// RUN: fusion-opt %s --split-input-file --fusion-pipeline --fusion-kernels-to-gpu | FileCheck %s
+
+// Elementwise: a destination-passing function on device buffers, one
+// launch named after the kernel, 16-byte vector loads and stores along the
+// innermost dimension, a broadcast operand loaded once per vector.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK-SAME: (%[[X:.+]]: memref<?x256xbf16>, %[[B:.+]]: memref<256xbf16>, %[[OUT:.+]]: memref<?x256xbf16>) attributes {llvm.emit_c_interface}
+// CHECK: gpu.launch
+// CHECK-SAME: module(@bias_relu_k0_module) function(@bias_relu_k0)
+// CHECK: scf.for
+// CHECK: vector.load %[[X]][%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x256xbf16>, vector<8xbf16>
+// CHECK: vector.load %[[B]][%{{.+}}] {alignment = 16 : i64} : memref<256xbf16>, vector<8xbf16>
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.+}}, %[[OUT]][%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x256xbf16>, vector<8xbf16>
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @bias_relu(%x: tensor<?x256xbf16>, %b: tensor<256xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.add %x, %b : (tensor<?x256xbf16>, tensor<256xbf16>) -> tensor<?x256xbf16>
+  %1 = fusion.relu %0 : tensor<?x256xbf16>
+  return %1 : tensor<?x256xbf16>
+}
+
+// -----
+
+// A row kernel: a block per row, the row in registers, a block-wide
+// reduction per reduce op, full-row outputs as vectors.
+// CHECK-LABEL: func.func @softmax
+// CHECK: gpu.launch
+// CHECK-SAME: function(@softmax_k0)
+// CHECK: vector.load {{.*}} vector<4xf32>
+// CHECK: vector.reduction <maximumf>
+// CHECK: gpu.all_reduce maximumf
+// CHECK: vector.reduction <add>
+// CHECK: gpu.all_reduce add
+// CHECK: vector.store
+// CHECK: gpu.barrier
+func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}
+
+// -----
+
+// A row too long for registers is streamed: one loop over the row per pass.
+// CHECK-LABEL: func.func @wide
+// CHECK: gpu.launch
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: gpu.all_reduce maximumf
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: gpu.all_reduce add
+func.func @wide(%x: tensor<4x131072xf32>) -> tensor<4x131072xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<4x131072xf32>
+  return %0 : tensor<4x131072xf32>
+}
+
+// -----
+
+// Other kernels: a thread per output element, the reduction as a loop.
+// Intermediates live in device buffers allocated and freed around the
+// launches; a kernel result returned by the function is written in place.
+// CHECK-LABEL: func.func @column_then_scale
+// CHECK: gpu.launch
+// CHECK-SAME: function(@column_then_scale_k0)
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.store
+func.func @column_then_scale(%x: tensor<64x32xf32>) -> tensor<32xf32> {
+  %e = fusion.exp %x : tensor<64x32xf32>
+  %0 = fusion.reduce_sum %e axes = [0] : tensor<64x32xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @two_kernels
+// CHECK-SAME: %[[OUT:[^:]+]]: memref<64x64xf32>)
+// CHECK: %[[TMP:.+]], %{{.+}} = gpu.alloc async
+// CHECK: gpu.launch
+// CHECK-SAME: function(@two_kernels_k0)
+// CHECK: gpu.launch
+// CHECK-SAME: function(@two_kernels_k1)
+// CHECK: gpu.launch
+// CHECK-SAME: function(@two_kernels_k2)
+// CHECK: gpu.dealloc async [%{{.+}}] %[[TMP]]
+func.func @two_kernels(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %a = fusion.exp %x : tensor<64x64xf32>
+  %m = fusion.matmul %a, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %b = fusion.tanh %m : tensor<64x64xf32>
+  return %b : tensor<64x64xf32>
+}
+
+// -----
+
+// Ops outside kernels cannot run on the GPU.
+func.func @no_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}

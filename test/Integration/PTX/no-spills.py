@@ -1,0 +1,51 @@
+# Every GPU benchmark workload (small shapes), fused and unfused, compiled
+# to PTX for sm_90 and assembled by ptxas -v: no kernel spills registers or
+# has a local-memory stack frame.
+#
+# REQUIRES: ptxas
+# RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
+
+import os
+import re
+import subprocess
+import sys
+
+build_dir, src_root, work_dir = sys.argv[1:4]
+sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
+import workloads  # noqa: E402
+
+os.makedirs(work_dir, exist_ok=True)
+source = os.path.join(work_dir, "workloads.mlir")
+with open(source, "w") as f:
+    f.write(workloads.module("small"))
+ptxas = "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"
+
+failures, kernels = [], 0
+for fuse in ("true", "false"):
+    lowered = subprocess.run(
+        [os.path.join(build_dir, "bin", "fusion-opt"), source,
+         f"--fusion-to-nvvm=format=isa fuse={fuse}"],
+        capture_output=True, text=True, check=True).stdout
+    for name, assembly in re.findall(r'gpu\.binary @(\w+) .*?assembly = "((?:[^"\\]|\\.)*)"', lowered):
+        ptx = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), assembly)
+        path = os.path.join(work_dir, f"{name}.{fuse}.ptx")
+        with open(path, "w") as f:
+            f.write(ptx)
+        result = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90", path, "-o", path + ".cubin"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"ptxas failed on {path}:\n{result.stdout}{result.stderr}")
+        report = result.stderr
+        for entry, frame, stores, loads in re.findall(
+                r"Compiling entry function '(\w+)'.*?(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
+                report, re.S):
+            kernels += 1
+            registers = re.search(rf"Function properties for {entry}.*?Used (\d+) registers", report, re.S)
+            ok = frame == stores == loads == "0"
+            print(f"{'ok  ' if ok else 'FAIL'} {entry:28} fuse={fuse:5} stack {frame} B, spill stores {stores} B, "
+                  f"spill loads {loads} B, registers {registers.group(1) if registers else '?'}")
+            if not ok:
+                failures.append(entry)
+
+print(f"{kernels} kernels, {len(failures)} with spills or a stack frame")
+sys.exit(1 if failures or kernels == 0 else 0)
