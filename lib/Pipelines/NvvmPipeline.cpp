@@ -6,6 +6,7 @@
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -26,6 +27,9 @@ void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
   pm.addPass(createFusionKernelsToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Canonicalization hoists constants out of the launches; put them back so
+  // they stay constants in the kernels instead of becoming parameters.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
 
   // Upstream from here: outlining, NVVM, the binary, host code.
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -150,6 +150,9 @@ private:
   FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
   FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
   FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);
+  /// The size of dimension `dim` of body value `value`: static, or read
+  /// from the input buffer it comes from.
+  FailureOr<Value> sizeOf(Value value, int64_t dim);
   /// Evaluates lane by lane and assembles the vector.
   FailureOr<Value> gather(Value value, ArrayRef<Value> index);
   Value splatIfNeeded(Value v, bool lanes) {
@@ -366,20 +369,11 @@ FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
       return combine(b, loc, op, init, *x);
     }
     int64_t axis = axes[a];
-    Value size;
-    if (!ShapedType::isDynamic(shapeOf(input)[axis])) {
-      size = indexConst(b, loc, shapeOf(input)[axis]);
-    } else {
-      std::optional<std::pair<Value, int64_t>> source =
-          traceDynamicDim(input, axis);
-      auto arg = source ? dyn_cast<BlockArgument>(source->first) : nullptr;
-      if (!arg || arg.getOwner()->getParentOp() != kernel)
-        return op->emitOpError("cannot size the dynamic axis ") << axis;
-      size = memref::DimOp::create(b, loc, buffers[arg.getArgNumber()],
-                                   source->second);
-    }
-    count = arith::MulIOp::create(b, loc, count, size);
-    auto forOp = scf::ForOp::create(b, loc, indexConst(b, loc, 0), size,
+    FailureOr<Value> size = sizeOf(input, axis);
+    if (failed(size))
+      return op->emitOpError("cannot size the dynamic axis ") << axis;
+    count = arith::MulIOp::create(b, loc, count, *size);
+    auto forOp = scf::ForOp::create(b, loc, indexConst(b, loc, 0), *size,
                                     indexConst(b, loc, 1), ValueRange{init});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
@@ -401,6 +395,22 @@ FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
   return arith::DivFOp::create(b, loc, *total, n).getResult();
 }
 
+FailureOr<Value> PointEvaluator::sizeOf(Value value, int64_t dim) {
+  int64_t size = shapeOf(value)[dim];
+  if (!ShapedType::isDynamic(size))
+    return indexConst(b, loc, size);
+  std::optional<std::pair<Value, int64_t>> source =
+      traceDynamicDim(value, dim);
+  if (!source)
+    return failure();
+  // The trace ends at a kernel input; read that input's buffer.
+  for (auto [input, buffer] : llvm::zip(kernel.getInputs(), buffers))
+    if (input == source->first)
+      return memref::DimOp::create(b, loc, buffer, source->second)
+          .getResult();
+  return failure();
+}
+
 FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
                                             ArrayRef<Value> index) {
   ArrayRef<int64_t> shape = shapeOf(op.getResult());
@@ -417,22 +427,11 @@ FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
     idx.push_back(col);
     return idx;
   };
-  ArrayRef<int64_t> aShape = shapeOf(op.getA());
-  int64_t k = aShape.back();
-  Value size;
-  if (!ShapedType::isDynamic(k)) {
-    size = indexConst(b, loc, k);
-  } else {
-    std::optional<std::pair<Value, int64_t>> source =
-        traceDynamicDim(op.getA(), aShape.size() - 1);
-    auto arg = source ? dyn_cast<BlockArgument>(source->first) : nullptr;
-    if (!arg || arg.getOwner()->getParentOp() != kernel)
-      return op.emitOpError("cannot size the dynamic inner dimension");
-    size = memref::DimOp::create(b, loc, buffers[arg.getArgNumber()],
-                                 source->second);
-  }
+  FailureOr<Value> size = sizeOf(op.getA(), shapeOf(op.getA()).size() - 1);
+  if (failed(size))
+    return op.emitOpError("cannot size the dynamic inner dimension");
   auto forOp = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), size, indexConst(b, loc, 1),
+      b, loc, indexConst(b, loc, 0), *size, indexConst(b, loc, 1),
       ValueRange{f32Constant(b, loc, 0.0, b.getF32Type())});
   {
     OpBuilder::InsertionGuard guard(b);

@@ -1,6 +1,6 @@
-# Every GPU benchmark workload (small shapes), fused and unfused, compiled
-# to PTX for sm_90 and assembled by ptxas -v: no kernel spills registers or
-# has a local-memory stack frame.
+# Every GPU benchmark workload (small shapes), fused and unfused, and 100
+# random fusion graphs (fused), compiled to PTX for sm_90 and assembled by
+# ptxas -v: no kernel spills registers or has a local-memory stack frame.
 #
 # REQUIRES: ptxas
 # RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
@@ -13,17 +13,21 @@ import sys
 build_dir, src_root, work_dir = sys.argv[1:4]
 sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
 import workloads  # noqa: E402
+from fusion import random_graphs  # noqa: E402
 
 os.makedirs(work_dir, exist_ok=True)
 source = os.path.join(work_dir, "workloads.mlir")
 with open(source, "w") as f:
     f.write(workloads.module("small"))
+graphs = os.path.join(work_dir, "graphs.mlir")
+with open(graphs, "w") as f:
+    f.write("\n".join(random_graphs.random_graph(500000 + i).mlir for i in range(100)))
 ptxas = "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"
 
 failures, kernels = [], 0
-for fuse in ("true", "false"):
+for module, fuse in ((source, "true"), (source, "false"), (graphs, "true")):
     lowered = subprocess.run(
-        [os.path.join(build_dir, "bin", "fusion-opt"), source,
+        [os.path.join(build_dir, "bin", "fusion-opt"), module,
          f"--fusion-to-nvvm=format=isa fuse={fuse}"],
         capture_output=True, text=True, check=True).stdout
     for name, assembly in re.findall(r'gpu\.binary @(\w+) .*?assembly = "((?:[^"\\]|\\.)*)"', lowered):
