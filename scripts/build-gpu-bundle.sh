@@ -25,6 +25,12 @@ with open(source, "w") as f:
     f.write(workloads.module(scale))
 for fuse in (True, False):
     print(cuda.compile(source, build, bundle, fuse=fuse))
+    # The predicted traffic, for the ncu comparison there.
+    import json
+    from fusion import cpu
+    variant = "fused" if fuse else "unfused"
+    with open(os.path.join(bundle, f"report_{scale}.{variant}.json"), "w") as f:
+        json.dump(cpu.report(source, build, fuse), f, indent=1)
 PY
 done
 du -sh "$bundle"

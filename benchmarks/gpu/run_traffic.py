@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Runs each workload of one variant once, for ncu to count the DRAM bytes
+of every kernel, and compares the counts with fusion-report's prediction:
+
+    ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+        --csv python3 run_traffic.py full fused > fused.csv
+    python3 run_traffic.py --compare fused.csv full fused
+
+The prediction is report_<scale>.<variant>.json in the bundle. Inputs are
+initialized before the measured calls; only kernels named after a workload
+are counted."""
+
+import csv
+import json
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+
+
+def run(scale, variant):
+    import torch
+    from fusion import cuda
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    module = cuda.load(os.path.join(here, f"workloads_{scale}.{variant}.so"))
+    for name, fn in module.functions.items():
+        if any(d is None for t in fn.inputs for d in t.shape):
+            continue
+        xs = [torch.empty(t.shape, dtype=dtypes[t.element], device="cuda").uniform_(-2, 2)
+              for t in fn.inputs]
+        outs = [torch.empty(shape, dtype=dtypes[t.element], device="cuda")
+                for shape, t in zip(fn.output_shapes(xs), fn.outputs)]
+        torch.cuda.synchronize()
+        fn(*xs, outputs=outs)
+        torch.cuda.synchronize()
+
+
+def compare(csv_path, scale, variant):
+    with open(os.path.join(here, f"report_{scale}.{variant}.json")) as f:
+        report = json.load(f)
+    names = {k["name"]: f["name"] for f in report["functions"] for k in f["kernel_list"]}
+    counted = {}
+    with open(csv_path) as f:
+        lines = [l for l in f if l.startswith('"')]
+    units = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+    for row in csv.DictReader(lines):
+        function = names.get(row["Kernel Name"])
+        if function is None:
+            continue  # not one of ours (input initialization)
+        value = float(row["Metric Value"].replace(",", "")) * units.get(row.get("Metric Unit", "byte"), 1)
+        counted[function] = counted.get(function, 0.0) + value
+    rows = []
+    for func in report["functions"]:
+        if func["bytes"] is None or func["name"] not in counted:
+            continue
+        measured = counted[func["name"]]
+        rows.append(dict(workload=func["name"], variant=variant, predicted=func["bytes"],
+                         measured=measured, ratio=measured / func["bytes"]))
+    out_dir = os.environ.get("OUT", ".")
+    with open(os.path.join(out_dir, f"traffic_{scale}_{variant}.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    for r in rows:
+        flag = "ok  " if abs(r["ratio"] - 1) <= 0.05 else "OFF "
+        print(f"{flag} {r['workload']:20} {r['variant']:8} predicted {r['predicted'] / 1e6:10.1f} MB  "
+              f"ncu DRAM {r['measured'] / 1e6:10.1f} MB  ratio {r['ratio']:.3f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--compare":
+        compare(*sys.argv[2:5])
+    else:
+        run(*sys.argv[1:3])
