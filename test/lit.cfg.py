@@ -28,7 +28,7 @@ llvm_config.with_system_environment(
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["fusion-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["fusion-opt", "fusion-compile"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fusion_tools_dir, append_path=True)
 

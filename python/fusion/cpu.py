@@ -1,4 +1,5 @@
-"""Compile fusion modules for the CPU and call their functions with numpy.
+"""Compile fusion modules for the CPU (with fusion-compile) and call their
+functions with numpy.
 
     from fusion import cpu
     module = cpu.compile("model.mlir", build_dir="build", fuse=True)
@@ -12,9 +13,8 @@ element the program never writes shows up.
 """
 
 import ctypes
+import json
 import os
-import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -28,9 +28,6 @@ try:
     BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 except ImportError:  # bf16 functions then cannot be called
     BFLOAT16 = None
-
-LLVM_BIN = "/usr/lib/llvm-22/bin"
-
 
 @dataclass
 class TensorType:
@@ -50,27 +47,12 @@ class TensorType:
         return "tensor<" + "x".join(dims + [self.element]) + ">"
 
 
-_TENSOR = re.compile(r"tensor<([^>]*)>")
-
-
 def _parse_tensor(text):
+    """TensorType of "4x?xbf16" (the inside of a tensor<...> type)."""
     parts = text.split("x")
     element = parts[-1]
     shape = tuple(None if p == "?" else int(p) for p in parts[:-1])
     return TensorType(shape, element)
-
-
-def parse_signatures(mlir_text):
-    """{name: (inputs, outputs)} of the public func.func ops of a module."""
-    signatures = {}
-    header = re.compile(r"func\.func\s+@([\w$.]+)\s*\(([^)]*)\)\s*(->\s*(\([^)]*\)|tensor<[^>]*>))?")
-    for m in header.finditer(mlir_text):
-        name, args, results = m.group(1), m.group(2), m.group(4) or ""
-        if mlir_text[max(0, m.start() - 8):m.start()].strip().endswith("private"):
-            continue
-        signatures[name] = ([_parse_tensor(t) for t in _TENSOR.findall(args)],
-                            [_parse_tensor(t) for t in _TENSOR.findall(results)])
-    return signatures
 
 
 def _descriptor_type(rank):
@@ -175,34 +157,38 @@ def _run(command):
     return result.stdout
 
 
+def read_signatures(library):
+    """{name: (inputs, outputs)} from the .json fusion-compile wrote beside
+    `library`."""
+    with open(os.path.splitext(library)[0] + ".json") as f:
+        document = json.load(f)
+    return {name: ([_parse_tensor(t[7:-1]) for t in sig["inputs"]],
+                   [_parse_tensor(t[7:-1]) for t in sig["outputs"]])
+            for name, sig in document["functions"].items()}
+
+
 def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None):
-    """Compiles the module at `source` into a shared library and loads it."""
+    """Compiles the module at `source` for the CPU with fusion-compile and
+    loads it."""
     build_dir = os.path.abspath(build_dir)
-    fusion_opt = os.path.join(build_dir, "bin", "fusion-opt")
-    runtime_dir = os.path.join(build_dir, "lib")
     work_dir = work_dir or tempfile.mkdtemp(prefix="fusion-cpu-")
-    stem = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
-                        + (".fused" if fuse else ".unfused"))
-    options = f"fuse={'true' if fuse else 'false'} count-traffic={'true' if count_traffic else 'false'}"
-    _run([fusion_opt, source, f"--fusion-to-cpu={options}", "-o", stem + ".llvm.mlir"])
-    _run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir",
-          stem + ".llvm.mlir", "-o", stem + ".ll"])
-    _run([os.path.join(LLVM_BIN, "llc"), "-O2", "-relocation-model=pic",
-          "-filetype=obj", stem + ".ll", "-o", stem + ".o"])
-    cc = shutil.which("cc") or shutil.which("gcc")
-    _run([cc, "-shared", stem + ".o", "-o", stem + ".so", "-lm",
-          f"-L{runtime_dir}", "-lfusion_cpu_runtime", f"-Wl,-rpath,{runtime_dir}"])
-    runtime = ctypes.CDLL(os.path.join(runtime_dir, "libfusion_cpu_runtime.so"))
+    library = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
+                           + (".fused" if fuse else ".unfused") + ".so")
+    command = [os.path.join(build_dir, "bin", "fusion-compile"), source,
+               "--target=cpu", "-o", library]
+    if not fuse:
+        command.append("--no-fuse")
+    if count_traffic:
+        command.append("--count-traffic")
+    _run(command)
+    runtime = ctypes.CDLL(os.path.join(build_dir, "lib", "libfusion_cpu_runtime.so"))
     runtime.fusion_traffic_bytes.restype = ctypes.c_int64
     runtime.fusion_traffic_bytes.argtypes = [ctypes.c_int64, ctypes.c_int32]
-    with open(source) as f:
-        signatures = parse_signatures(f.read())
-    return CompiledModule(stem + ".so", signatures, runtime)
+    return CompiledModule(library, read_signatures(library), runtime)
 
 
 def report(source, build_dir, fuse=True):
-    """The fusion-report JSON of the module as the CPU pipeline builds it."""
-    import json
+    """The fusion-report JSON of the module as the pipelines build it."""
     fusion_opt = os.path.join(os.path.abspath(build_dir), "bin", "fusion-opt")
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         kernels = "--fusion-pipeline" if fuse else "--fusion-decompose --canonicalize --cse --fusion-outline"

@@ -1,6 +1,6 @@
 """Compile fusion modules for NVIDIA GPUs, and call them with torch tensors.
 
-Compiling (`compile`) needs this project's build (fusion-opt) and LLVM 22;
+Compiling (`compile`) needs this project's build (fusion-compile);
 loading (`load`) needs only the shared library, its signature file and
 `libfusion_cuda_runtime.so`, so a compiled bundle runs on a machine without
 MLIR:
@@ -16,39 +16,19 @@ and returned. A CUDA error in the runtime raises RuntimeError.
 import ctypes
 import json
 import os
-import shutil
 
 from . import cpu
 
-LLVM_BIN = cpu.LLVM_BIN
-
-
 def compile(source, build_dir, out_dir, fuse=True, chip="sm_90"):
-    """Compiles `source` into `<out_dir>/<stem>.{fused,unfused}.so` with its
-    signature file; returns the library path."""
-    build_dir = os.path.abspath(build_dir)
+    """Compiles `source` with fusion-compile into
+    `<out_dir>/<stem>.{fused,unfused}.so` and its signature file; returns the
+    library path."""
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0]
                         + (".fused" if fuse else ".unfused"))
-    fusion_opt = os.path.join(build_dir, "bin", "fusion-opt")
-    options = f"fuse={'true' if fuse else 'false'} chip={chip} format=bin"
-    cpu._run([fusion_opt, source, f"--fusion-to-nvvm={options}", "-o", stem + ".llvm.mlir"])
-    cpu._run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir",
-              stem + ".llvm.mlir", "-o", stem + ".ll"])
-    cpu._run([os.path.join(LLVM_BIN, "llc"), "-O2", "-relocation-model=pic",
-              "-filetype=obj", stem + ".ll", "-o", stem + ".o"])
-    cc = shutil.which("cc") or shutil.which("gcc")
-    # The runtime is found next to the library ($ORIGIN) in a bundle.
-    cpu._run([cc, "-shared", stem + ".o", "-o", stem + ".so",
-              f"-L{os.path.join(build_dir, 'lib')}", "-lfusion_cuda_runtime",
-              "-Wl,-rpath,$ORIGIN"])
-    with open(source) as f:
-        signatures = cpu.parse_signatures(f.read())
-    with open(stem + ".json", "w") as f:
-        json.dump({name: {"inputs": [str(t) for t in ins], "outputs": [str(t) for t in outs]}
-                   for name, (ins, outs) in signatures.items()}, f, indent=1)
-    for ext in (".llvm.mlir", ".ll", ".o"):
-        os.remove(stem + ext)
+    tool = os.path.join(os.path.abspath(build_dir), "bin", "fusion-compile")
+    cpu._run([tool, source, "--target=cuda", f"--chip={chip}", "-o", stem + ".so"]
+             + ([] if fuse else ["--no-fuse"]))
     return stem + ".so"
 
 
@@ -125,13 +105,9 @@ class Module:
         self._runtime = ctypes.CDLL(runtime, mode=ctypes.RTLD_GLOBAL)
         self._runtime.fusion_cuda_last_error.restype = ctypes.c_char_p
         self._library = ctypes.CDLL(os.path.abspath(path))
-        with open(os.path.splitext(path)[0] + ".json") as f:
-            signatures = json.load(f)
-        self.functions = {
-            name: Function(self, name,
-                           [cpu._parse_tensor(t[7:-1]) for t in sig["inputs"]],
-                           [cpu._parse_tensor(t[7:-1]) for t in sig["outputs"]])
-            for name, sig in signatures.items()}
+        signatures = cpu.read_signatures(path)
+        self.functions = {name: Function(self, name, ins, outs)
+                          for name, (ins, outs) in signatures.items()}
 
     def __getattr__(self, name):
         try:

@@ -1,0 +1,239 @@
+//===- fusion-compile.cpp - A fusion module to a shared library -----------===//
+//
+//   fusion-compile IN.mlir --target=cuda|cpu [--chip=sm_90] [--no-fuse]
+//                  [--count-traffic] -o libNAME.so
+//
+// Runs fusion-to-nvvm (cuda) or fusion-to-cpu (cpu), translates to LLVM IR,
+// optimizes and emits a host object, and links it with the system compiler
+// driver into a shared library whose public functions are callable as
+// `_mlir_ciface_<function>(inputs..., outputs...)` with memref descriptors.
+// Beside it, `libNAME.json` lists each function's input and output types,
+// which fusion.cpu and fusion.cuda use to check arguments and allocate
+// outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/InitAll.h"
+#include "fusion/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output shared library"),
+                                       cl::value_desc("libNAME.so"),
+                                       cl::Required);
+static cl::opt<std::string> target("target", cl::desc("cuda or cpu"),
+                                   cl::init("cuda"));
+static cl::opt<std::string> chip("chip", cl::desc("GPU to compile for"),
+                                 cl::init("sm_90"));
+static cl::opt<bool> noFuse("no-fuse",
+                            cl::desc("One kernel per op (for comparison)"));
+static cl::opt<bool>
+    countTraffic("count-traffic",
+                 cl::desc("CPU target: count each kernel's traffic"));
+static cl::opt<bool> keepObject("keep-object",
+                                cl::desc("Keep the intermediate object file"));
+
+/// Writes `<output without .so>.json`: the target and each public
+/// function's tensor types.
+static LogicalResult writeSignatures(ModuleOp module, StringRef output,
+                                     StringRef targetName) {
+  llvm::json::Object functions;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (!function.isPublic() || function.isExternal())
+      continue;
+    auto types = [](TypeRange range) {
+      llvm::json::Array array;
+      for (Type type : range) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << type;
+        array.push_back(text);
+      }
+      return array;
+    };
+    functions[function.getName()] =
+        llvm::json::Object{{"inputs", types(function.getArgumentTypes())},
+                           {"outputs", types(function.getResultTypes())}};
+  }
+  SmallString<256> path(output);
+  llvm::sys::path::replace_extension(path, "json");
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file) {
+    llvm::errs() << "fusion-compile: " << error << "\n";
+    return failure();
+  }
+  llvm::json::Object document{{"target", targetName},
+                              {"functions", std::move(functions)}};
+  file->os() << llvm::formatv("{0:1}", llvm::json::Value(std::move(document)))
+             << "\n";
+  file->keep();
+  return success();
+}
+
+/// Optimizes `llvmModule` and writes a position-independent host object.
+static LogicalResult emitObject(llvm::Module &llvmModule, StringRef path) {
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *host = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!host) {
+    llvm::errs() << "fusion-compile: " << error << "\n";
+    return failure();
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(host->createTargetMachine(
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule.setDataLayout(machine->createDataLayout());
+  llvmModule.setTargetTriple(triple);
+  if (auto err = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                           machine.get())(&llvmModule)) {
+    llvm::errs() << "fusion-compile: optimization failed: " << err << "\n";
+    return failure();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    llvm::errs() << "fusion-compile: " << path << ": " << ec.message() << "\n";
+    return failure();
+  }
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, out, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    llvm::errs() << "fusion-compile: the host target cannot emit objects\n";
+    return failure();
+  }
+  passes.run(llvmModule);
+  return success();
+}
+
+/// Links `object` into the shared library `output` against Fusion's
+/// runtime (found next to this tool, in ../lib).
+static LogicalResult link(StringRef object, StringRef output, StringRef argv0,
+                          bool cuda) {
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    llvm::errs() << "fusion-compile: no C compiler driver (cc) to link with\n";
+    return failure();
+  }
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0.data(), reinterpret_cast<void *>(&link));
+  SmallString<256> libDir(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(libDir, "lib");
+  std::string runtime = cuda ? "-lfusion_cuda_runtime" : "-lfusion_cpu_runtime";
+  std::string libFlag = "-L" + libDir.str().str();
+  // The runtime is looked for beside the library first (a bundle), then in
+  // the build that made it.
+  std::string rpath = "-Wl,-rpath,$ORIGIN:" + libDir.str().str();
+  SmallVector<StringRef> args = {*cc,     "-shared", object, "-o", output,
+                                 libFlag, runtime,   rpath,  "-lm"};
+  std::string message;
+  int status =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
+  if (status != 0) {
+    llvm::errs() << "fusion-compile: linking failed"
+                 << (message.empty() ? "" : ": " + message) << "\n";
+    return failure();
+  }
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
+      !std::getenv("CUDA_PATH") && llvm::sys::fs::exists("/usr/local/cuda"))
+    setenv("CUDA_HOME", "/usr/local/cuda", /*overwrite=*/0);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Fusion: compile a module into a shared library");
+  if (target != "cuda" && target != "cpu") {
+    llvm::errs() << "fusion-compile: --target must be cuda or cpu, got '"
+                 << target << "'\n";
+    return 1;
+  }
+
+  DialectRegistry registry;
+  ::fusion::registerDialects(registry);
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+
+  llvm::SourceMgr sourceMgr;
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "fusion-compile: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (failed(writeSignatures(*module, outputFile, target)))
+    return 1;
+
+  PassManager pm(&context);
+  if (target == "cuda") {
+    mlir::fusion::FusionToNvvmOptions options;
+    options.fuse = !noFuse;
+    options.chip = chip;
+    options.format = "bin";
+    mlir::fusion::buildFusionToNvvmPipeline(pm, options);
+  } else {
+    mlir::fusion::FusionToCpuOptions options;
+    options.fuse = !noFuse;
+    options.countTraffic = countTraffic;
+    mlir::fusion::buildFusionToCpuPipeline(pm, options);
+  }
+  if (failed(pm.run(*module)))
+    return 1;
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext);
+  if (!llvmModule) {
+    llvm::errs() << "fusion-compile: translation to LLVM IR failed\n";
+    return 1;
+  }
+  SmallString<256> object(outputFile.getValue());
+  llvm::sys::path::replace_extension(object, "o");
+  if (failed(emitObject(*llvmModule, object)) ||
+      failed(link(object, outputFile, argv[0], target == "cuda")))
+    return 1;
+  if (!keepObject)
+    llvm::sys::fs::remove(object);
+  return 0;
+}
