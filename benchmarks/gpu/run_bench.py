@@ -39,6 +39,64 @@ def eager(name):
     }[name]
 
 
+def xla(name):
+    """The workload in JAX, for jax.jit (None where JAX is missing)."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+
+    def rms(s, w):
+        sf = s.astype(jnp.float32)
+        return (sf * jax.lax.rsqrt(jnp.mean(sf * sf, -1, keepdims=True) + 1e-6) * w.astype(jnp.float32)).astype(s.dtype)
+
+    def layernorm(x, g, b):
+        xf = x.astype(jnp.float32)
+        m = xf.mean(-1, keepdims=True)
+        v = ((xf - m) ** 2).mean(-1, keepdims=True)
+        return ((xf - m) * jax.lax.rsqrt(v + 1e-5) * g.astype(jnp.float32) + b.astype(jnp.float32)).astype(x.dtype)
+
+    def silu_mul(x):
+        g, u = jnp.split(x, 2, axis=-1)
+        return (jax.nn.silu(g.astype(jnp.float32)) * u.astype(jnp.float32)).astype(x.dtype)
+
+    fns = {
+        "ew_chain4": lambda x, w: jnp.maximum(x * 2 + 1, 0) * w,
+        "ew_chain8": lambda x, w: x / (jnp.exp(-(jnp.maximum(x * 2 + 1, 0) * w)) + 1),
+        "bias_gelu": lambda x, b: jax.nn.gelu((x + b).astype(jnp.float32), approximate=True).astype(x.dtype),
+        "silu_mul": silu_mul,
+        "add_rmsnorm": lambda x, r, w: (lambda s: (s, rms(s, w)))(x + r),
+        "add_rmsnorm_decode": lambda x, r, w: (lambda s: (s, rms(s, w)))(x + r),
+        "layernorm": layernorm,
+        "softmax": lambda x: jax.nn.softmax(x.astype(jnp.float32), -1).astype(x.dtype),
+        "softmax_wide": lambda x: jax.nn.softmax(x.astype(jnp.float32), -1).astype(x.dtype),
+        "logsumexp": lambda x: jax.nn.logsumexp(x.astype(jnp.float32), -1),
+        "adamw": lambda p, g, m, v: (lambda m1, v1: (p * 0.99999 - 1e-3 * (m1 / 0.1) / (jnp.sqrt(v1 / 0.001) + 1e-8), m1, v1))(0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g),
+    }
+    return jax.jit(fns[name])
+
+
+def time_xla(name, xs):
+    """Median ms per call of jax.jit, 40 queued calls per sample."""
+    import time
+    import jax
+    f = xla(name)
+    if f is None:
+        return None
+    args = [jax.dlpack.from_dlpack(x) for x in xs]
+    jax.block_until_ready(f(*args))
+    samples = []
+    for _ in range(15):
+        start = time.perf_counter()
+        for _ in range(40):
+            out = f(*args)
+        jax.block_until_ready(out)
+        samples.append((time.perf_counter() - start) / 40 * 1e3)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
 def minimal_bytes(fn, xs, outs):
     return sum(x.numel() * x.element_size() for x in list(xs) + list(outs))
 
@@ -71,6 +129,12 @@ def main():
         times["fusion"] = median_ms(lambda: fn(*xs, outputs=outs))
         times["fusion_unfused"] = median_ms(lambda: unfused.functions[name](*xs))
         times["eager"] = median_ms(lambda: eager(name)(*xs))
+        try:
+            t = time_xla(name, xs)
+            if t is not None:
+                times["xla"] = t
+        except Exception as e:  # reported, not hidden
+            print(f"jax.jit failed on {name}: {e}")
         try:
             compiled = torch.compile(eager(name))
             compiled(*xs)
