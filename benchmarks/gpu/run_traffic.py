@@ -36,6 +36,43 @@ def run(scale, variant):
         torch.cuda.synchronize()
 
 
+def decode(scale):
+    """Calls the decode workload (16 rows), fused and unfused, for ncu to
+    time each kernel (gpu__time_duration)."""
+    import torch
+    from fusion import cuda
+    for variant in ("fused", "unfused"):
+        module = cuda.load(os.path.join(here, f"workloads_{scale}.{variant}.so"))
+        fn = module.add_rmsnorm_decode
+        xs = [torch.empty([16 if d is None else d for d in t.shape], dtype=torch.bfloat16,
+                          device="cuda").uniform_(-2, 2) for t in fn.inputs]
+        outs = [torch.empty(shape, dtype=torch.bfloat16, device="cuda")
+                for shape in fn.output_shapes(xs)]
+        for _ in range(3):  # the last call is the one to read
+            fn(*xs, outputs=outs)
+        torch.cuda.synchronize()
+
+
+def decode_times(csv_path):
+    """Prints the GPU time of each decode kernel from an ncu csv."""
+    times = {}
+    with open(csv_path) as f:
+        lines = [l for l in f if l.startswith('"')]
+    for row in csv.DictReader(lines):
+        if not row["Kernel Name"].startswith("add_rmsnorm_decode"):
+            continue
+        unit = row.get("Metric Unit", "ns")
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}[unit]
+        times.setdefault(row["Kernel Name"], []).append(float(row["Metric Value"].replace(",", "")) * scale)
+    # Fused and unfused kernels share names: the fused module ran first
+    # (three calls of one kernel), then the unfused one.
+    out_dir = os.environ.get("OUT", ".")
+    with open(os.path.join(out_dir, "decode_kernel_times.json"), "w") as f:
+        json.dump(times, f, indent=1)
+    for name, values in times.items():
+        print(f"decode kernel {name:28} GPU time per launch (us): " + " ".join(f"{v:.2f}" for v in values))
+
+
 def compare(csv_path, scale, variant):
     with open(os.path.join(here, f"report_{scale}.{variant}.json")) as f:
         report = json.load(f)
@@ -69,5 +106,9 @@ def compare(csv_path, scale, variant):
 if __name__ == "__main__":
     if sys.argv[1] == "--compare":
         compare(*sys.argv[2:5])
+    elif sys.argv[1] == "--decode":
+        decode(sys.argv[2])
+    elif sys.argv[1] == "--decode-times":
+        decode_times(sys.argv[2])
     else:
         run(*sys.argv[1:3])
