@@ -147,8 +147,11 @@ def main():
         if dyn:
             rows.append(f"{name:20} us/call " + "  ".join(f"{k} {v*1e3:8.1f}" for k, v in times.items()))
         else:
+            peers = [times[k] for k in ("torch.compile", "xla", "eager") if k in times]
+            ratio = min(peers) / times["fusion"] if peers else float("nan")
             rows.append(f"{name:20} GB/s   " + "  ".join(f"{k} {nbytes / v / 1e6:7.0f}" for k, v in times.items())
-                        + f"  ({100 * nbytes / times['fusion'] / 1e6 / copy_gbs:.0f}% of copy)")
+                        + f"  ({100 * nbytes / times['fusion'] / 1e6 / copy_gbs:.0f}% of copy,"
+                        f" {ratio:.2f}x the best peer)")
     out_dir = os.environ.get("OUT", ".")
     with open(os.path.join(out_dir, f"bench_{scale}.json"), "w") as f:
         json.dump(dict(copy_gbs=copy_gbs, device=torch.cuda.get_device_name(), results=results), f, indent=1)
