@@ -8,6 +8,9 @@
 #include "fusion/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
 
 void fusion::registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::fusion::FusionDialect>();
@@ -19,3 +22,9 @@ void fusion::registerPasses() {
 }
 
 void fusion::registerPipelines() { mlir::fusion::registerFusionPipelines(); }
+
+void fusion::setDefaultCudaPath() {
+  if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
+      !std::getenv("CUDA_PATH") && llvm::sys::fs::exists("/usr/local/cuda"))
+    setenv("CUDA_HOME", "/usr/local/cuda", /*overwrite=*/0);
+}

@@ -6,19 +6,23 @@ as PyTorch references, at any scale.
 """
 
 SCALES = {
-    # name: (N for 1-D workloads, rows, hidden, wide rows, wide width)
-    "small": dict(n=1 << 16, rows=64, h=4096, wide_rows=8, wide=131072, decode=16),
-    "full": dict(n=64 << 20, rows=16384, h=4096, wide_rows=1024, wide=131072, decode=16),
+    # 1-D size; rows and hidden size; bias_gelu/silu_mul width; softmax rows
+    # and width; logsumexp rows and width; adamw parameters; wide rows/width.
+    "tiny": dict(n=1000, rows=6, h=96, g=96, sm_rows=6, sm=96, lse_rows=6, lse=96,
+                 adamw=1000, wide_rows=2, wide=40000),
+    "small": dict(n=1 << 16, rows=64, h=4096, g=2048, sm_rows=2048, sm=2048, lse_rows=64,
+                  lse=32768, adamw=1 << 16, wide_rows=8, wide=131072),
+    "full": dict(n=64 << 20, rows=16384, h=4096, g=8192, sm_rows=8192, sm=8192, lse_rows=8192,
+                 lse=32768, adamw=32 << 20, wide_rows=1024, wide=131072),
 }
 
 
 def module(scale):
     s = SCALES[scale]
-    n, r, h = s["n"], s["rows"], s["h"]
-    g = 8192 if scale == "full" else 2048  # bias_gelu / silu_mul width
-    sm = 8192 if scale == "full" else 2048  # softmax rows and width
-    lr, lw = (8192, 32768) if scale == "full" else (64, 32768)
-    ar = 32 << 20 if scale == "full" else 1 << 16
+    n, r, h, g = s["n"], s["rows"], s["h"], s["g"]
+    smr, sm = s["sm_rows"], s["sm"]
+    lr, lw = s["lse_rows"], s["lse"]
+    ar = s["adamw"]
     wr, ww = s["wide_rows"], s["wide"]
     return f"""
 func.func @ew_chain4(%x: tensor<{n}xf32>, %w: tensor<{n}xf32>) -> tensor<{n}xf32> {{
@@ -66,9 +70,9 @@ func.func @layernorm(%x: tensor<{r}x{h}xbf16>, %gm: tensor<{h}xbf16>, %bt: tenso
   %0 = fusion.layer_norm %x, %gm, %bt epsilon = 1.0e-05 : tensor<{r}x{h}xbf16>, tensor<{h}xbf16>, tensor<{h}xbf16>
   return %0 : tensor<{r}x{h}xbf16>
 }}
-func.func @softmax(%x: tensor<{sm}x{sm}xbf16>) -> tensor<{sm}x{sm}xbf16> {{
-  %0 = fusion.softmax %x axis = 1 : tensor<{sm}x{sm}xbf16>
-  return %0 : tensor<{sm}x{sm}xbf16>
+func.func @softmax(%x: tensor<{smr}x{sm}xbf16>) -> tensor<{smr}x{sm}xbf16> {{
+  %0 = fusion.softmax %x axis = 1 : tensor<{smr}x{sm}xbf16>
+  return %0 : tensor<{smr}x{sm}xbf16>
 }}
 func.func @softmax_wide(%x: tensor<{wr}x{ww}xbf16>) -> tensor<{wr}x{ww}xbf16> {{
   %0 = fusion.softmax %x axis = 1 : tensor<{wr}x{ww}xbf16>

@@ -23,6 +23,11 @@ void registerPasses();
 /// Registers Fusion's pass pipelines (`fusion-pipeline`).
 void registerPipelines();
 
+/// Points the NVVM target at /usr/local/cuda (libdevice, ptxas) when none of
+/// CUDA_HOME, CUDA_ROOT, CUDA_PATH is set and that directory exists, as nvcc
+/// would. For tools; call before any pass runs.
+void setDefaultCudaPath();
+
 } // namespace fusion
 
 #endif // FUSION_INITALL_H

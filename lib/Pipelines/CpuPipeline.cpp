@@ -18,22 +18,6 @@
 using namespace mlir;
 using namespace mlir::fusion;
 
-/// Fusion ops -> kernels (fused or one per op) -> outlined kernel functions
-/// in linalg on tensors.
-static void buildKernels(OpPassManager &pm, bool fuse) {
-  if (fuse) {
-    buildFusionPipeline(pm, FusionPipelineOptions());
-  } else {
-    pm.addPass(createFusionDecompose());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    pm.addPass(createFusionOutline());
-  }
-  pm.addPass(createFusionToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-}
-
 /// One-shot bufferization across function boundaries; outputs stay
 /// arguments (destination passing).
 static void buildBufferization(OpPassManager &pm) {
@@ -50,7 +34,10 @@ static void buildBufferization(OpPassManager &pm) {
 
 void fusion::buildFusionToCpuPipeline(OpPassManager &pm,
                                       const FusionToCpuOptions &options) {
-  buildKernels(pm, options.fuse);
+  buildFusionKernels(pm, options.fuse);
+  pm.addPass(createFusionToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   buildBufferization(pm);
   pm.addPass(createConvertLinalgToLoopsPass());
   if (options.countTraffic)

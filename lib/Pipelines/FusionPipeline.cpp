@@ -53,6 +53,17 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+void fusion::buildFusionKernels(OpPassManager &pm, bool fuse) {
+  if (fuse) {
+    buildFusionPipeline(pm, FusionPipelineOptions());
+    return;
+  }
+  pm.addPass(createFusionDecompose());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createFusionOutline());
+}
+
 void fusion::registerFusionPipelines() {
   PassPipelineRegistration<FusionPipelineOptions>(
       "fusion-pipeline",

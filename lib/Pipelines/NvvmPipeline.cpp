@@ -16,14 +16,7 @@ using namespace mlir::fusion;
 
 void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
                                        const FusionToNvvmOptions &options) {
-  if (options.fuse) {
-    buildFusionPipeline(pm, FusionPipelineOptions());
-  } else {
-    pm.addPass(createFusionDecompose());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    pm.addPass(createFusionOutline());
-  }
+  buildFusionKernels(pm, options.fuse);
   pm.addPass(createFusionKernelsToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -79,6 +79,24 @@ class SignatureError(TypeError):
     """An argument does not match the function's signature."""
 
 
+def output_shapes(name, inputs, outputs, input_shapes):
+    """The shapes of a call's outputs: a dynamic output dimension takes the
+    size of the first input's dynamic dimension at the same position."""
+    shapes = []
+    for out in outputs:
+        shape = []
+        for i, dim in enumerate(out.shape):
+            if dim is None:
+                sources = [s[i] for s, t in zip(input_shapes, inputs)
+                           if i < len(t.shape) and t.shape[i] is None]
+                if not sources:
+                    raise SignatureError(f"{name}: cannot size dynamic dimension {i} of {out}")
+                dim = sources[0]
+            shape.append(int(dim))
+        shapes.append(tuple(shape))
+    return shapes
+
+
 class Function:
     def __init__(self, library, name, inputs, outputs):
         self.name = name
@@ -87,19 +105,8 @@ class Function:
         self._entry.restype = None
 
     def output_shapes(self, arrays):
-        shapes = []
-        for out in self.outputs:
-            shape = []
-            for i, dim in enumerate(out.shape):
-                if dim is None:
-                    sources = [a.shape[i] for a, t in zip(arrays, self.inputs)
-                               if i < len(t.shape) and t.shape[i] is None]
-                    if not sources:
-                        raise SignatureError(f"{self.name}: cannot size dynamic dimension {i} of {out}")
-                    dim = sources[0]
-                shape.append(dim)
-            shapes.append(tuple(shape))
-        return shapes
+        return output_shapes(self.name, self.inputs, self.outputs,
+                             [a.shape for a in arrays])
 
     def check(self, arrays):
         if len(arrays) != len(self.inputs):

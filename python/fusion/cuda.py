@@ -57,19 +57,8 @@ class Function:
                 raise cpu.SignatureError(f"{self.name}: argument {i} has shape {tuple(x.shape)}, expected {t}")
 
     def output_shapes(self, tensors):
-        shapes = []
-        for out in self.outputs:
-            shape = []
-            for i, dim in enumerate(out.shape):
-                if dim is None:
-                    sources = [x.shape[i] for x, t in zip(tensors, self.inputs)
-                               if i < len(t.shape) and t.shape[i] is None]
-                    if not sources:
-                        raise cpu.SignatureError(f"{self.name}: cannot size dimension {i} of {out}")
-                    dim = sources[0]
-                shape.append(int(dim))
-            shapes.append(tuple(shape))
-        return shapes
+        return cpu.output_shapes(self.name, self.inputs, self.outputs,
+                                 [tuple(x.shape) for x in tensors])
 
     def __call__(self, *tensors, outputs=None):
         import torch

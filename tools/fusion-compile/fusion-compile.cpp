@@ -172,9 +172,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
-      !std::getenv("CUDA_PATH") && llvm::sys::fs::exists("/usr/local/cuda"))
-    setenv("CUDA_HOME", "/usr/local/cuda", /*overwrite=*/0);
+  ::fusion::setDefaultCudaPath();
   cl::ParseCommandLineOptions(argc, argv,
                               "Fusion: compile a module into a shared library");
   if (target != "cuda" && target != "cpu") {

@@ -18,15 +18,11 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 
-#include <cstdlib>
 #include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
 
 int main(int argc, char **argv) {
-  // The NVVM target finds libdevice and ptxas through these variables; the
-  // usual install is the default, as for nvcc.
-  if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
-      !std::getenv("CUDA_PATH") && llvm::sys::fs::exists("/usr/local/cuda"))
-    setenv("CUDA_HOME", "/usr/local/cuda", /*overwrite=*/0);
+  fusion::setDefaultCudaPath();
 
   mlir::DialectRegistry registry;
   fusion::registerDialects(registry);

@@ -89,6 +89,11 @@ void buildFusionPipeline(OpPassManager &pm,
 void buildFusionToCpuPipeline(OpPassManager &pm,
                               const FusionToCpuOptions &options);
 
+/// The kernels both lowerings start from: fusion-pipeline when `fuse`,
+/// otherwise one kernel per primitive op (decompose, canonicalize, cse,
+/// fusion-outline), so the unfused program goes through the same code.
+void buildFusionKernels(OpPassManager &pm, bool fuse);
+
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();
 

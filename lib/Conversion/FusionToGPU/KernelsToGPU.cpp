@@ -55,31 +55,10 @@ static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// Reductions over more than size-1 axes (the trivial ones only reshape).
-static ArrayRef<int64_t> getAxes(Operation *op) {
-  if (auto r = dyn_cast<ReduceSumOp>(op))
-    return r.getAxes();
-  if (auto r = dyn_cast<ReduceMaxOp>(op))
-    return r.getAxes();
-  if (auto r = dyn_cast<ReduceMinOp>(op))
-    return r.getAxes();
-  if (auto r = dyn_cast<ReduceMeanOp>(op))
-    return r.getAxes();
-  return {};
-}
-
 static bool getKeepDims(Operation *op) { return op->hasAttr("keep_dims"); }
 
-static bool isTrivialReduction(Operation *op) {
-  ArrayRef<int64_t> axes = getAxes(op);
-  if (axes.empty())
-    return false;
-  ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
-  return llvm::all_of(axes, [&](int64_t a) { return shape[a] == 1; });
-}
-
 static bool isRealReduction(Operation *op) {
-  return !getAxes(op).empty() && !isTrivialReduction(op);
+  return !getReduceAxes(op).empty() && !isTrivialReduction(op);
 }
 
 /// Identity and combiner of a reduce op, on f32 scalars or vectors.
@@ -300,7 +279,7 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
   }
 
   if (isTrivialReduction(op)) {
-    ArrayRef<int64_t> axes = getAxes(op);
+    ArrayRef<int64_t> axes = getReduceAxes(op);
     Value input = op->getOperand(0);
     SmallVector<Value> operandIndex;
     unsigned next = 0;
@@ -340,7 +319,7 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
 FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
                                                    ArrayRef<Value> index) {
   Value input = op->getOperand(0);
-  ArrayRef<int64_t> axes = getAxes(op);
+  ArrayRef<int64_t> axes = getReduceAxes(op);
   int64_t rank = shapeOf(input).size();
   // The input index: result dims where kept, loop variables on the axes.
   SmallVector<Value> inputIndex(rank);
@@ -399,15 +378,13 @@ FailureOr<Value> PointEvaluator::sizeOf(Value value, int64_t dim) {
   int64_t size = shapeOf(value)[dim];
   if (!ShapedType::isDynamic(size))
     return indexConst(b, loc, size);
-  std::optional<std::pair<Value, int64_t>> source =
-      traceDynamicDim(value, dim);
+  std::optional<std::pair<Value, int64_t>> source = traceDynamicDim(value, dim);
   if (!source)
     return failure();
   // The trace ends at a kernel input; read that input's buffer.
   for (auto [input, buffer] : llvm::zip(kernel.getInputs(), buffers))
     if (input == source->first)
-      return memref::DimOp::create(b, loc, buffer, source->second)
-          .getResult();
+      return memref::DimOp::create(b, loc, buffer, source->second).getResult();
   return failure();
 }
 

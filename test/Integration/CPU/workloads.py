@@ -3,7 +3,7 @@
 # traffic each kernel moved (counted at run time) must equal the
 # fusion-report prediction.
 #
-# RUN: %fusion_python %s %fusion_obj_root %t
+# RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
 
 import os
 import sys
@@ -12,104 +12,16 @@ import numpy as np
 
 from fusion import cpu, testing
 
-build_dir, work_dir = sys.argv[1], sys.argv[2]
+build_dir, src_root, work_dir = sys.argv[1:4]
 os.makedirs(work_dir, exist_ok=True)
 rng = np.random.default_rng()
 
-R, H = 6, 96  # rows and row length: small, not powers of two
+# The benchmark's workloads at CPU-sized shapes ("tiny": rows of 96, not a
+# power of two).
+sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
+import workloads  # noqa: E402
 
-MODULE = f"""
-func.func @ew_chain4(%x: tensor<1000xf32>, %w: tensor<1000xf32>) -> tensor<1000xf32> {{
-  %two = fusion.constant dense<2.0> : tensor<f32>
-  %one = fusion.constant dense<1.0> : tensor<f32>
-  %zero = fusion.constant dense<0.0> : tensor<f32>
-  %0 = fusion.mul %x, %two : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %1 = fusion.add %0, %one : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %2 = fusion.max %1, %zero : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %3 = fusion.mul %2, %w : tensor<1000xf32>
-  return %3 : tensor<1000xf32>
-}}
-func.func @ew_chain8(%x: tensor<1000xf32>, %w: tensor<1000xf32>) -> tensor<1000xf32> {{
-  %two = fusion.constant dense<2.0> : tensor<f32>
-  %one = fusion.constant dense<1.0> : tensor<f32>
-  %zero = fusion.constant dense<0.0> : tensor<f32>
-  %0 = fusion.mul %x, %two : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %1 = fusion.add %0, %one : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %2 = fusion.max %1, %zero : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %t = fusion.mul %2, %w : tensor<1000xf32>
-  %3 = fusion.neg %t : tensor<1000xf32>
-  %4 = fusion.exp %3 : tensor<1000xf32>
-  %5 = fusion.add %4, %one : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %6 = fusion.div %x, %5 : tensor<1000xf32>
-  return %6 : tensor<1000xf32>
-}}
-func.func @bias_gelu(%x: tensor<{R}x{H}xbf16>, %b: tensor<{H}xbf16>) -> tensor<{R}x{H}xbf16> {{
-  %0 = fusion.add %x, %b : (tensor<{R}x{H}xbf16>, tensor<{H}xbf16>) -> tensor<{R}x{H}xbf16>
-  %1 = fusion.gelu %0 approximation = tanh : tensor<{R}x{H}xbf16>
-  return %1 : tensor<{R}x{H}xbf16>
-}}
-func.func @silu_mul(%x: tensor<{R}x{2*H}xbf16>) -> tensor<{R}x{H}xbf16> {{
-  %g = fusion.slice %x offsets = [0, 0] sizes = [{R}, {H}] strides = [1, 1] : tensor<{R}x{2*H}xbf16> -> tensor<{R}x{H}xbf16>
-  %u = fusion.slice %x offsets = [0, {H}] sizes = [{R}, {H}] strides = [1, 1] : tensor<{R}x{2*H}xbf16> -> tensor<{R}x{H}xbf16>
-  %s = fusion.silu %g : tensor<{R}x{H}xbf16>
-  %0 = fusion.mul %s, %u : tensor<{R}x{H}xbf16>
-  return %0 : tensor<{R}x{H}xbf16>
-}}
-func.func @add_rmsnorm(%x: tensor<{R}x{H}xbf16>, %r: tensor<{R}x{H}xbf16>, %w: tensor<{H}xbf16>) -> (tensor<{R}x{H}xbf16>, tensor<{R}x{H}xbf16>) {{
-  %s = fusion.add %x, %r : tensor<{R}x{H}xbf16>
-  %y = fusion.rms_norm %s, %w epsilon = 1.0e-06 : tensor<{R}x{H}xbf16>, tensor<{H}xbf16>
-  return %s, %y : tensor<{R}x{H}xbf16>, tensor<{R}x{H}xbf16>
-}}
-func.func @layernorm(%x: tensor<{R}x{H}xbf16>, %g: tensor<{H}xbf16>, %b: tensor<{H}xbf16>) -> tensor<{R}x{H}xbf16> {{
-  %0 = fusion.layer_norm %x, %g, %b epsilon = 1.0e-05 : tensor<{R}x{H}xbf16>, tensor<{H}xbf16>, tensor<{H}xbf16>
-  return %0 : tensor<{R}x{H}xbf16>
-}}
-func.func @softmax(%x: tensor<{R}x{H}xbf16>) -> tensor<{R}x{H}xbf16> {{
-  %0 = fusion.softmax %x axis = 1 : tensor<{R}x{H}xbf16>
-  return %0 : tensor<{R}x{H}xbf16>
-}}
-func.func @softmax_wide(%x: tensor<2x40000xbf16>) -> tensor<2x40000xbf16> {{
-  %0 = fusion.softmax %x axis = 1 : tensor<2x40000xbf16>
-  return %0 : tensor<2x40000xbf16>
-}}
-func.func @logsumexp(%x: tensor<{R}x{H}xbf16>) -> tensor<{R}xf32> {{
-  %xf = fusion.convert %x : tensor<{R}x{H}xbf16> to tensor<{R}x{H}xf32>
-  %0 = fusion.logsumexp %xf axis = 1 : tensor<{R}x{H}xf32> -> tensor<{R}xf32>
-  return %0 : tensor<{R}xf32>
-}}
-func.func @adamw(%p: tensor<1000xf32>, %g: tensor<1000xf32>, %m: tensor<1000xf32>, %v: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>) {{
-  %b1 = fusion.constant dense<0.9> : tensor<f32>
-  %b1c = fusion.constant dense<0.1> : tensor<f32>
-  %b2 = fusion.constant dense<0.999> : tensor<f32>
-  %b2c = fusion.constant dense<0.001> : tensor<f32>
-  %decay = fusion.constant dense<0.99999> : tensor<f32>
-  %lr = fusion.constant dense<1.0e-3> : tensor<f32>
-  %bc1 = fusion.constant dense<0.1> : tensor<f32>
-  %bc2 = fusion.constant dense<0.001> : tensor<f32>
-  %eps = fusion.constant dense<1.0e-8> : tensor<f32>
-  %0 = fusion.mul %m, %b1 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %1 = fusion.mul %g, %b1c : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %m1 = fusion.add %0, %1 : tensor<1000xf32>
-  %2 = fusion.mul %v, %b2 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %3 = fusion.square %g : tensor<1000xf32>
-  %4 = fusion.mul %3, %b2c : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %v1 = fusion.add %2, %4 : tensor<1000xf32>
-  %5 = fusion.mul %p, %decay : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %6 = fusion.div %m1, %bc1 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %7 = fusion.div %v1, %bc2 : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %8 = fusion.sqrt %7 : tensor<1000xf32>
-  %9 = fusion.add %8, %eps : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %10 = fusion.div %6, %9 : tensor<1000xf32>
-  %11 = fusion.mul %10, %lr : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>
-  %p1 = fusion.sub %5, %11 : tensor<1000xf32>
-  return %p1, %m1, %v1 : tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>
-}}
-func.func @add_rmsnorm_decode(%x: tensor<?x{H}xbf16>, %r: tensor<?x{H}xbf16>, %w: tensor<{H}xbf16>) -> (tensor<?x{H}xbf16>, tensor<?x{H}xbf16>) {{
-  %s = fusion.add %x, %r : tensor<?x{H}xbf16>
-  %y = fusion.rms_norm %s, %w epsilon = 1.0e-06 : tensor<?x{H}xbf16>, tensor<{H}xbf16>
-  return %s, %y : tensor<?x{H}xbf16>, tensor<?x{H}xbf16>
-}}
-"""
+MODULE = workloads.module("tiny")
 
 
 def f64(a):
@@ -145,7 +57,7 @@ REFERENCES = {
     "ew_chain4": lambda x, w: (np.maximum(x * 2 + 1, 0) * w,),
     "ew_chain8": lambda x, w: (x / (np.exp(-(np.maximum(x * 2 + 1, 0) * w)) + 1),),
     "bias_gelu": lambda x, b: (gelu_tanh(x + b),),
-    "silu_mul": lambda x: ((lambda g, u: g / (1 + np.exp(-g)) * u)(x[:, :H], x[:, H:]),),
+    "silu_mul": lambda x: ((lambda g, u: g / (1 + np.exp(-g)) * u)(*np.split(x, 2, axis=-1)),),
     "add_rmsnorm": lambda x, r, w: (x + r, rms_norm(x + r, w)),
     "layernorm": lambda x, g, b: (((x - x.mean(-1, keepdims=True)) /
                                    np.sqrt(x.var(-1, keepdims=True) + 1e-5)) * g + b,),

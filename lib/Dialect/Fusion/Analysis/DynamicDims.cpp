@@ -8,7 +8,7 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 std::optional<std::pair<Value, int64_t>> fusion::traceDynamicDim(Value value,
-                                                              int64_t dim) {
+                                                                 int64_t dim) {
   while (true) {
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       if (auto kernel = dyn_cast<KernelOp>(arg.getOwner()->getParentOp()))
@@ -80,4 +80,3 @@ std::optional<std::pair<Value, int64_t>> fusion::traceDynamicDim(Value value,
     dim = nextDim;
   }
 }
-

@@ -196,6 +196,27 @@ static LogicalResult verifyReduction(Operation *op, RankedTensorType input,
   return verifyResultType(op, getReducedType(input, axes, keepDims));
 }
 
+ArrayRef<int64_t> fusion::getReduceAxes(Operation *op) {
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMinOp>(op))
+    return r.getAxes();
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return r.getAxes();
+  return {};
+}
+
+bool fusion::isTrivialReduction(Operation *op) {
+  ArrayRef<int64_t> axes = getReduceAxes(op);
+  if (axes.empty())
+    return false;
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  return llvm::all_of(
+      axes, [&](int64_t axis) { return input.getDimSize(axis) == 1; });
+}
+
 #define FUSION_DEFINE_REDUCE_VERIFIER(OP)                                      \
   LogicalResult OP::verify() {                                                 \
     return verifyReduction(getOperation(),                                     \

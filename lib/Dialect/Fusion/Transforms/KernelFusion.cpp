@@ -50,29 +50,6 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   return s;
 }
 
-/// The axes a reduce op reduces (empty for other ops).
-static ArrayRef<int64_t> getReducedAxes(Operation *op) {
-  if (auto r = dyn_cast<ReduceSumOp>(op))
-    return r.getAxes();
-  if (auto r = dyn_cast<ReduceMaxOp>(op))
-    return r.getAxes();
-  if (auto r = dyn_cast<ReduceMinOp>(op))
-    return r.getAxes();
-  if (auto r = dyn_cast<ReduceMeanOp>(op))
-    return r.getAxes();
-  return {};
-}
-
-/// A reduce op over axes of static size 1 only: it just drops or keeps
-/// those axes, and fuses like an elementwise op.
-static bool isTrivialReduction(Operation *op) {
-  ArrayRef<int64_t> axes = getReducedAxes(op);
-  if (axes.empty())
-    return false;
-  ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
-  return llvm::all_of(axes, [&](int64_t axis) { return shape[axis] == 1; });
-}
-
 static bool isReduction(Operation *op) {
   if (isTrivialReduction(op))
     return false;
@@ -97,7 +74,7 @@ static std::optional<SmallVector<int64_t>> getRowShape(Operation *op) {
   else if (auto lse = dyn_cast<LogSumExpOp>(op))
     overLastAxis = lse.getAxis() == lastAxis;
   else
-    overLastAxis = getReducedAxes(op) == ArrayRef<int64_t>{lastAxis};
+    overLastAxis = getReduceAxes(op) == ArrayRef<int64_t>{lastAxis};
   if (!overLastAxis)
     return std::nullopt;
   return llvm::to_vector(shapeOf(input));
@@ -123,7 +100,7 @@ static KernelKind getKindOfOp(Operation *op, const FusionOptions &options) {
                                                    : KernelKind::wide_row;
   }
   if (isReduction(op)) {
-    ArrayRef<int64_t> axes = getReducedAxes(op);
+    ArrayRef<int64_t> axes = getReduceAxes(op);
     int64_t rank =
         cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
     if (!axes.empty() && !llvm::is_contained(axes, rank - 1))

@@ -36,6 +36,12 @@ RankedTensorType getBroadcastResultType(ArrayRef<Type> types, Type elementType);
 RankedTensorType getReducedType(RankedTensorType type, ArrayRef<int64_t> axes,
                                 bool keepDims);
 
+/// The axes of a reduce_* op; empty for any other op.
+ArrayRef<int64_t> getReduceAxes(Operation *op);
+
+/// A reduce_* op whose axes all have static size 1: it only reshapes.
+bool isTrivialReduction(Operation *op);
+
 } // namespace mlir::fusion
 
 #define GET_OP_CLASSES
