@@ -25,6 +25,13 @@ def relative_error(out, ref):
     return float(np.linalg.norm((out - ref).ravel()) / (scale if scale else 1.0))
 
 
+def max_abs_error(out, ref):
+    out = np.asarray(out, dtype=np.float64)
+    if np.isnan(out).any():
+        return float("inf")
+    return float(np.max(np.abs(out - np.asarray(ref, dtype=np.float64)), initial=0.0))
+
+
 def check(name, out, ref, element, failures):
     """Compares one output with its reference; records a failure line."""
     if element == "i1":
