@@ -537,6 +537,17 @@ static void store(OpBuilder &b, Location loc, Value value, Value buffer,
     memref::StoreOp::create(b, loc, value, buffer, index);
 }
 
+/// The first global thread index and the stride of a grid-stride loop.
+static std::pair<Value, Value> gridStride(OpBuilder &b, Location loc, Value bid,
+                                          Value tid, Value grid,
+                                          int64_t threads) {
+  Value blockSize = indexConst(b, loc, threads);
+  Value first = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, blockSize), tid);
+  Value stride = arith::MulIOp::create(b, loc, grid, blockSize);
+  return {first, stride};
+}
+
 /// Elementwise kernels: a grid-stride loop over vectors of the flat index
 /// space of the (single) output shape.
 static LogicalResult emitElementwise(OpBuilder &b, Location loc,
@@ -557,10 +568,7 @@ static LogicalResult emitElementwise(OpBuilder &b, Location loc,
   return emitLaunch(
       b, loc, kernel, blocks, kThreads,
       [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
-        Value threads = indexConst(b, loc, kThreads);
-        Value first = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, bid, threads), tid);
-        Value stride = arith::MulIOp::create(b, loc, grid, threads);
+        auto [first, stride] = gridStride(b, loc, bid, tid, grid, kThreads);
         SmallVector<Value> innerSizes = sizesOf(b, loc, out0);
         Value count = arith::DivUIOp::create(
             b, loc, product(b, loc, innerSizes), indexConst(b, loc, width));
@@ -790,10 +798,7 @@ static LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
   return emitLaunch(
       b, loc, kernel, blocks, kThreads,
       [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
-        Value threads = indexConst(b, loc, kThreads);
-        Value first = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, bid, threads), tid);
-        Value stride = arith::MulIOp::create(b, loc, grid, threads);
+        auto [first, stride] = gridStride(b, loc, bid, tid, grid, kThreads);
         for (auto [value, buffer] :
              llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
           SmallVector<Value> sizes = sizesOf(b, loc, buffer);

@@ -70,9 +70,9 @@ static std::optional<SmallVector<int64_t>> getRowShape(Operation *op) {
   if (isa<RmsNormOp, LayerNormOp>(op))
     overLastAxis = true;
   else if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    overLastAxis = softmax.getAxis() == lastAxis;
+    overLastAxis = static_cast<int64_t>(softmax.getAxis()) == lastAxis;
   else if (auto lse = dyn_cast<LogSumExpOp>(op))
-    overLastAxis = lse.getAxis() == lastAxis;
+    overLastAxis = static_cast<int64_t>(lse.getAxis()) == lastAxis;
   else
     overLastAxis = getReduceAxes(op) == ArrayRef<int64_t>{lastAxis};
   if (!overLastAxis)
@@ -261,8 +261,11 @@ static KernelOp wrapInKernel(Operation *op, const FusionOptions &options) {
 /// both. Its results are the consumer's, then the producer's that are still
 /// used elsewhere. The two need not be connected (horizontal fusion).
 static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
-                             KernelKind kind,
-                             std::optional<int64_t> rowSplits) {
+                             KernelKind kind) {
+  // A wide row keeps the split plan of whichever side has one.
+  std::optional<int64_t> rowSplits = producer.getRowSplits();
+  if (!rowSplits)
+    rowSplits = consumer.getRowSplits();
   Block *block = consumer->getBlock();
   Operation *beforeProducer = producer->getPrevNode();
 
@@ -573,10 +576,7 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
     return false;
 
   if (!duplicate) {
-    std::optional<int64_t> splits = producer.getRowSplits();
-    if (!splits)
-      splits = bestConsumer.getRowSplits();
-    mergeKernels(producer, bestConsumer, bestKind, splits);
+    mergeKernels(producer, bestConsumer, bestKind);
     return true;
   }
   for (auto [index, entry] : llvm::enumerate(consumers)) {
@@ -591,10 +591,7 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
           return use.getOwner() == consumer.getOperation();
         });
     }
-    std::optional<int64_t> splits = copy.getRowSplits();
-    if (!splits)
-      splits = consumer.getRowSplits();
-    mergeKernels(copy, consumer, kind, splits);
+    mergeKernels(copy, consumer, kind);
   }
   return true;
 }
@@ -696,11 +693,7 @@ void KernelFuser::fuseHorizontally(bool siblingReductionsOnly) {
       continue;
     }
     candidates.erase(candidates.begin() + partnerIndex);
-    std::optional<int64_t> splits = partner.getRowSplits();
-    if (!splits)
-      splits = kernel.getRowSplits();
-    candidates.push_back(
-        mergeKernels(partner, kernel, kernel.getKind(), splits));
+    candidates.push_back(mergeKernels(partner, kernel, kernel.getKind()));
   }
 }
 
