@@ -33,4 +33,17 @@ for fuse in (True, False):
         json.dump(cpu.report(source, build, fuse), f, indent=1)
 PY
 done
+# The codegen cases (small shapes, every GPU codegen path), matmul epilogues
+# fused.
+PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$build" "$bundle" <<'PY'
+import os, sys
+from fusion import cuda
+import codegen_cases
+build, bundle = sys.argv[1:]
+source = os.path.join(bundle, "codegen_cases.mlir")
+with open(source, "w") as f:
+    f.write(codegen_cases.module())
+for fuse in (True, False):
+    print(cuda.compile(source, build, bundle, fuse=fuse, matmul_epilogue=True))
+PY
 du -sh "$bundle"

@@ -13,6 +13,7 @@ import torch
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from fusion import cuda  # noqa: E402
+import codegen_cases  # noqa: E402
 import workloads  # noqa: E402
 
 TOLERANCE = {"f32": 1e-5, "bf16": 1e-2, "f16": 1e-2}
@@ -40,13 +41,30 @@ def inputs_for(fn, name, rows=None):
 def main():
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     results, lines = [], []
-    modules = {fuse: cuda.load(os.path.join(here, f"workloads_{scale}.{'fused' if fuse else 'unfused'}.so"))
+    # The workloads at this scale; with the small scale, the codegen cases.
+    suites = [(f"workloads_{scale}", workloads.reference)]
+    if scale == "small":
+        suites.append(("codegen_cases", codegen_cases.reference))
+    for stem, reference in suites:
+        check_suite(stem, reference, results, lines)
+    out_dir = os.environ.get("OUT", ".")
+    with open(os.path.join(out_dir, f"checks_{scale}.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"GPU: {torch.cuda.get_device_name()}")
+    print("\n".join(lines))
+    failed = sum(not r["ok"] for r in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def check_suite(stem, reference, results, lines):
+    modules = {fuse: cuda.load(os.path.join(here, f"{stem}.{'fused' if fuse else 'unfused'}.so"))
                for fuse in (True, False)}
     for name, fn in modules[True].functions.items():
         row_counts = [1, 13, 1024] if any(d is None for t in fn.inputs for d in t.shape) else [None]
         for rows in row_counts:
             xs = inputs_for(fn, name, rows)
-            refs = workloads.reference(name, *xs)
+            refs = reference(name, *xs)
             for fuse, module in modules.items():
                 try:
                     outs = module.functions[name](*xs)
@@ -60,14 +78,6 @@ def main():
                 tag = "fused" if fuse else "unfused"
                 results.append(dict(workload=label, variant=tag, ok=ok, errors=detail))
                 lines.append(f"{'ok  ' if ok else 'FAIL'} {label:32} {tag:8} rel.err {detail}")
-    out_dir = os.environ.get("OUT", ".")
-    with open(os.path.join(out_dir, f"checks_{scale}.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print(f"GPU: {torch.cuda.get_device_name()}")
-    print("\n".join(lines))
-    failed = sum(not r["ok"] for r in results)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

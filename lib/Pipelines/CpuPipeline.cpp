@@ -34,7 +34,7 @@ static void buildBufferization(OpPassManager &pm) {
 
 void fusion::buildFusionToCpuPipeline(OpPassManager &pm,
                                       const FusionToCpuOptions &options) {
-  buildFusionKernels(pm, options.fuse);
+  buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
   pm.addPass(createFusionToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

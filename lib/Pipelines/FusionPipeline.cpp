@@ -53,9 +53,12 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void fusion::buildFusionKernels(OpPassManager &pm, bool fuse) {
+void fusion::buildFusionKernels(OpPassManager &pm, bool fuse,
+                                bool matmulEpilogue) {
   if (fuse) {
-    buildFusionPipeline(pm, FusionPipelineOptions());
+    FusionPipelineOptions options;
+    options.matmulEpilogue = matmulEpilogue;
+    buildFusionPipeline(pm, options);
     return;
   }
   pm.addPass(createFusionDecompose());

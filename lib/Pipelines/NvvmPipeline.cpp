@@ -16,7 +16,7 @@ using namespace mlir::fusion;
 
 void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
                                        const FusionToNvvmOptions &options) {
-  buildFusionKernels(pm, options.fuse);
+  buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
   pm.addPass(createFusionKernelsToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

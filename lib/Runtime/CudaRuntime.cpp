@@ -123,6 +123,38 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                             static_cast<CUstream>(stream), params, extra));
 }
 
+// Launches in clusters (wide rows split over the blocks of a cluster): the
+// cluster shape is a launch attribute, so cuLaunchKernelEx.
+void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
+                             intptr_t clusterY, intptr_t clusterZ,
+                             intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                             intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                             int32_t sharedMemory, void *stream, void **params,
+                             void **extra) {
+  if (!function) {
+    check(CUDA_ERROR_INVALID_HANDLE, "mgpuLaunchClusterKernel (no function)");
+    return;
+  }
+  CUlaunchAttribute cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = static_cast<unsigned>(clusterX);
+  cluster.value.clusterDim.y = static_cast<unsigned>(clusterY);
+  cluster.value.clusterDim.z = static_cast<unsigned>(clusterZ);
+  CUlaunchConfig config = {};
+  config.gridDimX = static_cast<unsigned>(gridX);
+  config.gridDimY = static_cast<unsigned>(gridY);
+  config.gridDimZ = static_cast<unsigned>(gridZ);
+  config.blockDimX = static_cast<unsigned>(blockX);
+  config.blockDimY = static_cast<unsigned>(blockY);
+  config.blockDimZ = static_cast<unsigned>(blockZ);
+  config.sharedMemBytes = static_cast<unsigned>(sharedMemory);
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  CUDA_CHECK(cuLaunchKernelEx(&config, static_cast<CUfunction>(function),
+                              params, extra));
+}
+
 // Launches go to the legacy default stream, which orders them with the
 // work of other libraries on it (PyTorch's by default): no stream is
 // created per launch, and a launch returns without waiting, as a PyTorch op

@@ -174,7 +174,8 @@ def read_signatures(library):
             for name, sig in document["functions"].items()}
 
 
-def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None):
+def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
+            matmul_epilogue=False):
     """Compiles the module at `source` for the CPU with fusion-compile and
     loads it."""
     build_dir = os.path.abspath(build_dir)
@@ -187,6 +188,8 @@ def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None):
         command.append("--no-fuse")
     if count_traffic:
         command.append("--count-traffic")
+    if matmul_epilogue:
+        command.append("--matmul-epilogue")
     _run(command)
     runtime = ctypes.CDLL(os.path.join(build_dir, "lib", "libfusion_cpu_runtime.so"))
     runtime.fusion_traffic_bytes.restype = ctypes.c_int64

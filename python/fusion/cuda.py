@@ -19,7 +19,7 @@ import os
 
 from . import cpu
 
-def compile(source, build_dir, out_dir, fuse=True, chip="sm_90"):
+def compile(source, build_dir, out_dir, fuse=True, chip="sm_90", matmul_epilogue=False):
     """Compiles `source` with fusion-compile into
     `<out_dir>/<stem>.{fused,unfused}.so` and its signature file; returns the
     library path."""
@@ -28,7 +28,8 @@ def compile(source, build_dir, out_dir, fuse=True, chip="sm_90"):
                         + (".fused" if fuse else ".unfused"))
     tool = os.path.join(os.path.abspath(build_dir), "bin", "fusion-compile")
     cpu._run([tool, source, "--target=cuda", f"--chip={chip}", "-o", stem + ".so"]
-             + ([] if fuse else ["--no-fuse"]))
+             + ([] if fuse else ["--no-fuse"])
+             + (["--matmul-epilogue"] if matmul_epilogue else []))
     return stem + ".so"
 
 

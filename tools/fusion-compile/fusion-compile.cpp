@@ -1,7 +1,7 @@
 //===- fusion-compile.cpp - A fusion module to a shared library -----------===//
 //
 //   fusion-compile IN.mlir --target=cuda|cpu [--chip=sm_90] [--no-fuse]
-//                  [--count-traffic] -o libNAME.so
+//                  [--matmul-epilogue] [--count-traffic] -o libNAME.so
 //
 // Runs fusion-to-nvvm (cuda) or fusion-to-cpu (cpu), translates to LLVM IR,
 // optimizes and emits a host object, and links it with the system compiler
@@ -58,6 +58,10 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU to compile for"),
                                  cl::init("sm_90"));
 static cl::opt<bool> noFuse("no-fuse",
                             cl::desc("One kernel per op (for comparison)"));
+static cl::opt<bool>
+    matmulEpilogue("matmul-epilogue",
+                   cl::desc("Fuse a matmul's elementwise consumers into its "
+                            "kernel"));
 static cl::opt<bool>
     countTraffic("count-traffic",
                  cl::desc("CPU target: count each kernel's traffic"));
@@ -207,12 +211,14 @@ int main(int argc, char **argv) {
   if (target == "cuda") {
     mlir::fusion::FusionToNvvmOptions options;
     options.fuse = !noFuse;
+    options.matmulEpilogue = matmulEpilogue;
     options.chip = chip;
     options.format = "bin";
     mlir::fusion::buildFusionToNvvmPipeline(pm, options);
   } else {
     mlir::fusion::FusionToCpuOptions options;
     options.fuse = !noFuse;
+    options.matmulEpilogue = matmulEpilogue;
     options.countTraffic = countTraffic;
     mlir::fusion::buildFusionToCpuPipeline(pm, options);
   }

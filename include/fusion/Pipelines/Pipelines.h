@@ -51,6 +51,11 @@ struct FusionToCpuOptions : public PassPipelineOptions<FusionToCpuOptions> {
       *this, "fuse",
       llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> matmulEpilogue{
+      *this, "matmul-epilogue",
+      llvm::cl::desc("Fuse a matmul's elementwise consumers into its kernel "
+                     "(with fuse)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> countTraffic{
       *this, "count-traffic",
       llvm::cl::desc("Count each kernel's external traffic at run time "
@@ -64,6 +69,11 @@ struct FusionToNvvmOptions : public PassPipelineOptions<FusionToNvvmOptions> {
       *this, "fuse",
       llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> matmulEpilogue{
+      *this, "matmul-epilogue",
+      llvm::cl::desc("Fuse a matmul's elementwise consumers into its kernel "
+                     "(with fuse)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target GPU (sm_90 for an H100/H200)"),
       llvm::cl::init("sm_90")};
@@ -92,7 +102,8 @@ void buildFusionToCpuPipeline(OpPassManager &pm,
 /// The kernels both lowerings start from: fusion-pipeline when `fuse`,
 /// otherwise one kernel per primitive op (decompose, canonicalize, cse,
 /// fusion-outline), so the unfused program goes through the same code.
-void buildFusionKernels(OpPassManager &pm, bool fuse);
+void buildFusionKernels(OpPassManager &pm, bool fuse,
+                        bool matmulEpilogue = false);
 
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();

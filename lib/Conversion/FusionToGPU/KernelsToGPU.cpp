@@ -28,6 +28,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -111,11 +114,22 @@ static llvm::MaybeAlign vectorAlignment(Type element, int64_t width) {
 class PointEvaluator {
 public:
   PointEvaluator(OpBuilder &b, Location loc, KernelOp kernel,
-                 ArrayRef<Value> buffers, int64_t width)
-      : b(b), loc(loc), kernel(kernel), buffers(buffers), width(width) {}
+                 ArrayRef<Value> buffers, int64_t width, bool flat = false)
+      : b(b), loc(loc), kernel(kernel), buffers(buffers), width(width),
+        flat(flat) {}
 
   /// Per-row scalars already computed (reduction results in row kernels).
   DenseMap<Value, Value> known;
+
+  /// Element (`row`, `col`) of matmul operand `operand` for the output
+  /// element at `index` (batch dimensions broadcast as the op does).
+  FailureOr<Value> evalMatmulOperand(MatmulOp op, Value operand,
+                                     ArrayRef<Value> index, Value row,
+                                     Value col);
+
+  /// The size of dimension `dim` of body value `value`: static, or read
+  /// from the input buffer it comes from.
+  FailureOr<Value> sizeOf(Value value, int64_t dim);
 
   /// Forgets the values computed at points (they live in one loop body).
   void clearCache() { cache.clear(); }
@@ -129,9 +143,6 @@ private:
   FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
   FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
   FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);
-  /// The size of dimension `dim` of body value `value`: static, or read
-  /// from the input buffer it comes from.
-  FailureOr<Value> sizeOf(Value value, int64_t dim);
   /// Evaluates lane by lane and assembles the vector.
   FailureOr<Value> gather(Value value, ArrayRef<Value> index);
   Value splatIfNeeded(Value v, bool lanes) {
@@ -146,6 +157,9 @@ private:
   KernelOp kernel;
   ArrayRef<Value> buffers;
   int64_t width;
+  /// Points are flat offsets into values of the output's shape (buffers of
+  /// that shape are collapsed to 1-D); other values hold one element.
+  bool flat;
   std::map<std::tuple<void *, std::vector<void *>, bool>, Value> cache;
 };
 
@@ -230,6 +244,18 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
     SmallVector<Value> args;
     for (Value operand : op->getOperands()) {
       ArrayRef<int64_t> s = shapeOf(operand);
+      if (flat) {
+        bool whole = s == shape;
+        SmallVector<Value> operandIndex(whole ? index.size() : s.size(),
+                                        indexConst(b, loc, 0));
+        if (whole)
+          operandIndex.assign(index.begin(), index.end());
+        FailureOr<Value> v = eval(operand, operandIndex, lanes && whole);
+        if (failed(v))
+          return failure();
+        args.push_back(splatIfNeeded(*v, lanes));
+        continue;
+      }
       int64_t offset = shape.size() - s.size();
       SmallVector<Value> operandIndex;
       for (auto [i, dim] : llvm::enumerate(s)) {
@@ -388,22 +414,28 @@ FailureOr<Value> PointEvaluator::sizeOf(Value value, int64_t dim) {
   return failure();
 }
 
+FailureOr<Value> PointEvaluator::evalMatmulOperand(MatmulOp op, Value operand,
+                                                   ArrayRef<Value> index,
+                                                   Value row, Value col) {
+  ArrayRef<int64_t> shape = shapeOf(op.getResult());
+  int64_t batch = shape.size() - 2;
+  ArrayRef<int64_t> s = shapeOf(operand).drop_back(2);
+  int64_t offset = batch - s.size();
+  SmallVector<Value> operandIndex;
+  for (auto [i, dim] : llvm::enumerate(s))
+    operandIndex.push_back(dim == 1 && shape[i + offset] != 1
+                               ? indexConst(b, loc, 0)
+                               : index[i + offset]);
+  operandIndex.push_back(row);
+  operandIndex.push_back(col);
+  return eval(operand, operandIndex, /*lanes=*/false);
+}
+
 FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
                                             ArrayRef<Value> index) {
   ArrayRef<int64_t> shape = shapeOf(op.getResult());
   int64_t batch = shape.size() - 2;
   Value m = index[batch], n = index[batch + 1];
-  auto operandIndex = [&](Value operand, Value row, Value col) {
-    ArrayRef<int64_t> s = shapeOf(operand).drop_back(2);
-    int64_t offset = batch - s.size();
-    SmallVector<Value> idx;
-    for (auto [i, dim] : llvm::enumerate(s))
-      idx.push_back(dim == 1 && shape[i + offset] != 1 ? indexConst(b, loc, 0)
-                                                       : index[i + offset]);
-    idx.push_back(row);
-    idx.push_back(col);
-    return idx;
-  };
   FailureOr<Value> size = sizeOf(op.getA(), shapeOf(op.getA()).size() - 1);
   if (failed(size))
     return op.emitOpError("cannot size the dynamic inner dimension");
@@ -416,10 +448,10 @@ FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
     Value kk = forOp.getInductionVar();
     auto saved = std::move(cache);
     cache.clear();
-    FailureOr<Value> a = eval(op.getA(), operandIndex(op.getA(), m, kk), false);
+    FailureOr<Value> a = evalMatmulOperand(op, op.getA(), index, m, kk);
     FailureOr<Value> bv = failure();
     if (succeeded(a))
-      bv = eval(op.getB(), operandIndex(op.getB(), kk, n), false);
+      bv = evalMatmulOperand(op, op.getB(), index, kk, n);
     cache = std::move(saved);
     if (failed(bv))
       return failure();
@@ -470,38 +502,60 @@ static Value product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   return p;
 }
 
-/// A launch of `blocks` x `threads`, named after the kernel; `body` fills
-/// it given (block id, thread id, grid size).
+/// Where a launch body runs: block and thread ids along x, the grid size,
+/// and the workgroup (shared) buffers asked for.
+struct LaunchIds {
+  Value block, thread, grid;
+  ArrayRef<BlockArgument> shared;
+};
+
+/// A launch of `blocks` x `threads` (in clusters of `clusterBlocks` blocks,
+/// with `dynamicShared` bytes of dynamic shared memory, when given), named
+/// after the kernel; `body` fills it.
 static LogicalResult
 emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
            int64_t threads,
-           function_ref<LogicalResult(OpBuilder &, Value, Value, Value)> body) {
+           function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
+           TypeRange shared = {}, int64_t clusterBlocks = 0,
+           int64_t dynamicShared = 0) {
   Value one = indexConst(b, loc, 1);
   // A grid is at most 2^31 - 1 blocks wide; grid-stride loops cover more.
   blocks = arith::MinUIOp::create(b, loc, blocks,
                                   indexConst(b, loc, (int64_t(1) << 31) - 1));
   blocks = arith::MaxUIOp::create(b, loc, blocks, one);
+  Value clusterX, clusterY, clusterZ;
+  if (clusterBlocks) {
+    clusterX = indexConst(b, loc, clusterBlocks);
+    clusterY = clusterZ = one;
+  }
   std::string name = kernel.getName().value_or("fusion_kernel").str();
   auto launch = gpu::LaunchOp::create(
       b, loc, blocks, one, one, indexConst(b, loc, threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
-      /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
+      dynamicShared ? arith::ConstantIntOp::create(b, loc, dynamicShared, 32)
+                    : Value(),
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, shared, /*privateAttributions=*/{}, clusterX,
+      clusterY, clusterZ,
       FlatSymbolRefAttr::get(b.getContext(), name + "_module"),
       FlatSymbolRefAttr::get(b.getContext(), name));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  if (failed(body(b, launch.getBlockIds().x, launch.getThreadIds().x,
-                  launch.getGridSize().x)))
+  Block &entry = launch.getBody().front();
+  // The builder leaves out the six cluster arguments (cluster ids and
+  // sizes) that the verifier and the parser place after the first twelve.
+  if (clusterBlocks)
+    for (unsigned i = 0; i < 6; ++i)
+      entry.insertArgument(gpu::LaunchOp::kNumConfigRegionAttributes + i,
+                           b.getIndexType(), loc);
+  b.setInsertionPointToStart(&entry);
+  LaunchIds ids{launch.getBlockIds().x, launch.getThreadIds().x,
+                launch.getGridSize().x, launch.getWorkgroupAttributions()};
+  if (failed(body(b, ids)))
     return failure();
   gpu::TerminatorOp::create(b, loc);
   return success();
 }
 
-/// The widest vector of 16 bytes that divides the innermost size of every
-/// buffer the kernel touches; 1 when there is none.
-static int64_t chooseWidth(KernelOp kernel, const KernelBuffers &buffers,
-                           int64_t innermost) {
+/// The lanes of a 16-byte access to the narrowest buffer of the kernel.
+static int64_t vectorLanes(const KernelBuffers &buffers) {
   int64_t smallest = 4;
   for (Value buffer :
        llvm::concat<const Value>(buffers.inputs, buffers.outputs)) {
@@ -510,7 +564,14 @@ static int64_t chooseWidth(KernelOp kernel, const KernelBuffers &buffers,
         smallest, std::max<int64_t>(
                       1, type.getElementType().getIntOrFloatBitWidth() / 8));
   }
-  int64_t width = 16 / smallest;
+  return 16 / smallest;
+}
+
+/// The widest vector of 16 bytes that divides the innermost size of every
+/// buffer the kernel touches; 1 when there is none.
+static int64_t chooseWidth(KernelOp kernel, const KernelBuffers &buffers,
+                           int64_t innermost) {
+  int64_t width = vectorLanes(buffers);
   if (ShapedType::isDynamic(innermost) || innermost % width != 0)
     return 1;
   // Every input read along the innermost dimension must allow vector loads:
@@ -548,6 +609,89 @@ static std::pair<Value, Value> gridStride(OpBuilder &b, Location loc, Value bid,
   return {first, stride};
 }
 
+/// Whether every op of `kernel` is a constant or elementwise math and every
+/// value has the output `shape` or holds one element: then a point is a
+/// flat offset, whatever the innermost size.
+static bool isFlatElementwise(KernelOp kernel, ArrayRef<int64_t> shape) {
+  auto fits = [&](Value v) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    return s == shape || llvm::all_of(s, [](int64_t d) { return d == 1; });
+  };
+  if (!llvm::all_of(kernel.getBodyBlock().getArguments(), fits))
+    return false;
+  for (Operation &op : kernel.getBodyBlock().without_terminator())
+    if (!(isa<ConstantOp>(op) || isElementwiseMath(&op)) ||
+        !fits(op.getResult(0)))
+      return false;
+  return llvm::all_of(kernel.getYield().getValues(),
+                      [&](Value v) { return shapeOf(v) == shape; });
+}
+
+/// Flat elementwise kernels: buffers of the output's shape are seen as 1-D;
+/// a grid-stride loop over whole 16-byte vectors, then a scalar loop over
+/// the last `total % width` elements.
+static LogicalResult emitFlatElementwise(OpBuilder &b, Location loc,
+                                         KernelOp kernel,
+                                         const KernelBuffers &buffers) {
+  constexpr int64_t kThreads = 256;
+  Value out0 = buffers.outputs[0];
+  auto outType = cast<MemRefType>(out0.getType());
+  int64_t width = vectorLanes(buffers);
+  Value widthValue = indexConst(b, loc, width);
+  Value total = product(b, loc, sizesOf(b, loc, out0));
+  Value vectors = arith::CeilDivUIOp::create(b, loc, total, widthValue);
+  Value blocks =
+      arith::CeilDivUIOp::create(b, loc, vectors, indexConst(b, loc, kThreads));
+  return emitLaunch(
+      b, loc, kernel, blocks, kThreads,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Value bid = ids.block, tid = ids.thread, grid = ids.grid;
+        auto flatten = [&](Value buffer) -> Value {
+          auto type = cast<MemRefType>(buffer.getType());
+          if (type.getShape() != outType.getShape() || type.getRank() == 1)
+            return buffer;
+          ReassociationIndices all =
+              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+          return memref::CollapseShapeOp::create(
+              b, loc, buffer, ArrayRef<ReassociationIndices>{all});
+        };
+        SmallVector<Value> inputs = llvm::map_to_vector(buffers.inputs, flatten);
+        SmallVector<Value> outputs =
+            llvm::map_to_vector(buffers.outputs, flatten);
+        Value size = memref::DimOp::create(b, loc, outputs[0], 0);
+        Value whole = arith::DivUIOp::create(b, loc, size, widthValue);
+        auto [first, stride] = gridStride(b, loc, bid, tid, grid, kThreads);
+        // `lanes` elements at flat offset `flat` of every output.
+        auto emitPoint = [&](Value flat, int64_t lanes) -> LogicalResult {
+          PointEvaluator evaluator(b, loc, kernel, inputs, lanes,
+                                   /*flat=*/true);
+          for (auto [value, buffer] :
+               llvm::zip(kernel.getYield().getValues(), outputs)) {
+            FailureOr<Value> v = evaluator.eval(value, flat, lanes > 1);
+            if (failed(v))
+              return failure();
+            store(b, loc, *v, buffer, flat);
+          }
+          return success();
+        };
+        {
+          auto body = scf::ForOp::create(b, loc, first, whole, stride);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(body.getBody());
+          if (failed(emitPoint(arith::MulIOp::create(
+                                   b, loc, body.getInductionVar(), widthValue),
+                               width)))
+            return failure();
+        }
+        Value tailStart = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, whole, widthValue), first);
+        auto tail = scf::ForOp::create(b, loc, tailStart, size, stride);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(tail.getBody());
+        return emitPoint(tail.getInductionVar(), 1);
+      });
+}
+
 /// Elementwise kernels: a grid-stride loop over vectors of the flat index
 /// space of the (single) output shape.
 static LogicalResult emitElementwise(OpBuilder &b, Location loc,
@@ -556,6 +700,8 @@ static LogicalResult emitElementwise(OpBuilder &b, Location loc,
   constexpr int64_t kThreads = 256;
   Value out0 = buffers.outputs[0];
   auto outType = cast<MemRefType>(out0.getType());
+  if (outType.getRank() > 0 && isFlatElementwise(kernel, outType.getShape()))
+    return emitFlatElementwise(b, loc, kernel, buffers);
   int64_t width = outType.getRank() == 0
                       ? 1
                       : chooseWidth(kernel, buffers, outType.getShape().back());
@@ -567,7 +713,8 @@ static LogicalResult emitElementwise(OpBuilder &b, Location loc,
       arith::CeilDivUIOp::create(b, loc, vectors, indexConst(b, loc, kThreads));
   return emitLaunch(
       b, loc, kernel, blocks, kThreads,
-      [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Value bid = ids.block, tid = ids.thread, grid = ids.grid;
         auto [first, stride] = gridStride(b, loc, bid, tid, grid, kThreads);
         SmallVector<Value> innerSizes = sizesOf(b, loc, out0);
         Value count = arith::DivUIOp::create(
@@ -590,6 +737,54 @@ static LogicalResult emitElementwise(OpBuilder &b, Location loc,
       });
 }
 
+/// Waits for every thread of the cluster; writes to shared memory before it
+/// are visible to the whole cluster after it (release/acquire).
+static void clusterBarrier(OpBuilder &b, Location loc) {
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+}
+
+/// The reduction of the block totals `total` of the `splits` blocks of a
+/// cluster: thread 0 of each block publishes its total in slot `ordinal`
+/// of its shared `slots`, and every thread combines the cluster's slots in
+/// block order (the same result in every block).
+static Value combineOverCluster(OpBuilder &b, Location loc,
+                                Operation *reduction, Value total, Value slots,
+                                int64_t ordinal, Value tid, int64_t splits) {
+  Value slot = indexConst(b, loc, ordinal);
+  Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                        indexConst(b, loc, 0));
+  auto publish = scf::IfOp::create(b, loc, isFirst);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(publish.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, total, slots, slot);
+  }
+  clusterBarrier(b, loc);
+  // The slot's address in this block's shared memory, then in each block's.
+  MLIRContext *context = b.getContext();
+  auto sharedPtr = LLVM::LLVMPointerType::get(
+      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  auto clusterPtr = LLVM::LLVMPointerType::get(
+      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, slots);
+  Value address = arith::AddIOp::create(
+      b, loc, base, indexConst(b, loc, ordinal * int64_t(sizeof(float))));
+  Value local = LLVM::IntToPtrOp::create(
+      b, loc, sharedPtr,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)
+          .getResult());
+  Value acc = f32Constant(b, loc, reductionIdentity(reduction), b.getF32Type());
+  for (int64_t block = 0; block < splits; ++block) {
+    Value remote = NVVM::MapaOp::create(
+        b, loc, clusterPtr, local,
+        arith::ConstantIntOp::create(b, loc, block, 32).getResult());
+    acc = combine(b, loc, reduction, acc,
+                  LLVM::LoadOp::create(b, loc, b.getF32Type(), remote));
+  }
+  return acc;
+}
+
 /// Row kernels: a block per row (grid-stride over rows). Each reduction is
 /// a pass over the row; its result is a per-row scalar for what follows.
 static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
@@ -609,7 +804,17 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
     return kernel.emitOpError("GPU rows of dynamic length are not supported "
                               "yet");
   int64_t width = chooseWidth(kernel, buffers, h);
-  int64_t vectorsPerRow = h / width;
+  // A wide row is split over the `row_splits` blocks of a cluster, each
+  // holding its part of the row; the blocks combine their partial
+  // reductions through distributed shared memory. Without a usable plan
+  // (more than a portable cluster of 8, or parts not whole vectors) one
+  // block streams the row.
+  int64_t splits = 1;
+  if (std::optional<uint64_t> plan = kernel.getRowSplits())
+    if (*plan <= 8 && h % (int64_t(*plan) * width) == 0)
+      splits = *plan;
+  int64_t part = h / splits;
+  int64_t vectorsPerRow = part / width;
   // Rows that fit: each thread keeps `unrolled` vectors of the row in
   // registers, loaded once for every pass. Otherwise the passes stream the
   // row from memory.
@@ -637,9 +842,44 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
     rowSizes.pop_back();
   }
   Value rows = product(b, loc, rowSizes);
+  Value blocks = rows;
+  if (splits > 1)
+    // Whole clusters: the launch's cap on blocks must not cut one.
+    blocks = arith::MulIOp::create(
+        b, loc,
+        arith::MinUIOp::create(b, loc, rows, indexConst(b, loc, 1 << 27)),
+        indexConst(b, loc, splits));
+  // A split's blocks publish their partials in shared slots, one per
+  // reduction, in dynamic shared memory (gpu.launch does not take workgroup
+  // attributions together with clusters).
+  int64_t numSlots = reductions.size();
   return emitLaunch(
-      b, loc, kernel, rows, threads,
-      [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
+      b, loc, kernel, blocks, threads,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Value bid = ids.block, tid = ids.thread, grid = ids.grid;
+        // With a split, a cluster owns a row and block `partIndex` of the
+        // cluster the columns [partIndex * part, (partIndex + 1) * part).
+        Value partIndex = indexConst(b, loc, 0);
+        Value slots;
+        if (splits > 1) {
+          auto workgroup = gpu::AddressSpaceAttr::get(
+              b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+          Value bytes = gpu::DynamicSharedMemoryOp::create(
+              b, loc,
+              MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                              MemRefLayoutAttrInterface{}, workgroup));
+          slots = memref::ViewOp::create(
+              b, loc,
+              MemRefType::get({numSlots}, b.getF32Type(),
+                              MemRefLayoutAttrInterface{}, workgroup),
+              bytes, indexConst(b, loc, 0), ValueRange{});
+          Value clusterSize = indexConst(b, loc, splits);
+          partIndex = gpu::ClusterBlockIdOp::create(b, loc, gpu::Dimension::x);
+          bid = arith::DivUIOp::create(b, loc, bid, clusterSize);
+          grid = arith::DivUIOp::create(b, loc, grid, clusterSize);
+        }
+        Value partStart = arith::MulIOp::create(b, loc, partIndex,
+                                                indexConst(b, loc, part));
         SmallVector<Value> innerRowSizes;
         if (rank > 1) {
           innerRowSizes = sizesOf(b, loc, rowBuffer);
@@ -655,10 +895,12 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
 
         // A pass of the block over the row: `visit` gets each vector's
         // column; the loop carries `init`.
-        Value first =
-            arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width));
+        Value first = arith::AddIOp::create(
+            b, loc, partStart,
+            arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
         Value step = indexConst(b, loc, threads * width);
-        Value end = indexConst(b, loc, h);
+        Value end =
+            arith::AddIOp::create(b, loc, partStart, indexConst(b, loc, part));
         auto columnsOf = [&](Value column) {
           SmallVector<Value> index(rowIndex);
           index.push_back(column);
@@ -671,7 +913,7 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           heldColumns.push_back(arith::AddIOp::create(
               b, loc, first, indexConst(b, loc, k * threads * width)));
 
-        for (Operation *reduction : reductions) {
+        for (auto [ordinal, reduction] : llvm::enumerate(reductions)) {
           // Reductions over other rows cannot share the kernel.
           if (shapeOf(reduction->getOperand(0)) != rowShape)
             return reduction->emitOpError("reduces other rows than its "
@@ -719,6 +961,9 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               gpu::AllReduceOperationAttr::get(b.getContext(),
                                                blockKind(reduction)),
               /*uniform=*/true);
+          if (splits > 1)
+            total = combineOverCluster(b, loc, reduction, total, slots,
+                                       ordinal, tid, splits);
           if (isa<ReduceMeanOp>(reduction))
             total = arith::DivFOp::create(
                 b, loc, total,
@@ -734,8 +979,12 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
         scf::ForOp write;
         if (!unrolled)
           write = scf::ForOp::create(b, loc, first, end, step);
-        Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              tid, indexConst(b, loc, 0));
+        Value isFirst = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                  indexConst(b, loc, 0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, partIndex,
+                                  indexConst(b, loc, 0)));
         auto perRow = scf::IfOp::create(b, loc, isFirst);
         b.setInsertionPoint(perRow);
         for (auto [value, buffer] :
@@ -779,10 +1028,153 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           }
         }
         b.setInsertionPointAfter(perRow);
-        // The next row's reductions reuse the shared memory.
-        gpu::BarrierOp::create(b, loc);
+        // The next row's reductions reuse the shared memory; with a split,
+        // the other blocks' slots too (and a block's shared memory must
+        // outlive the reads of its cluster).
+        if (splits > 1)
+          clusterBarrier(b, loc);
+        else
+          gpu::BarrierOp::create(b, loc);
         return success();
-      });
+      },
+      /*shared=*/{}, splits > 1 ? splits : 0,
+      splits > 1 ? numSlots * int64_t(sizeof(float)) : 0);
+}
+
+/// Matmul kernels whose outputs all have the product's shape: a block of
+/// kTile x kTile threads per output tile (grid-stride over tiles). Per step
+/// of kTile along K, the block stages a tile of each operand in shared
+/// memory (zeros past the edges), then each thread accumulates its element
+/// in f32; the epilogue is evaluated on the accumulator.
+static LogicalResult emitMatmulTiles(OpBuilder &b, Location loc,
+                                     KernelOp kernel, MatmulOp matmul,
+                                     const KernelBuffers &buffers) {
+  constexpr int64_t kTile = 16;
+  MLIRContext *context = b.getContext();
+  Value out0 = buffers.outputs[0];
+  int64_t rank = cast<MemRefType>(out0.getType()).getRank();
+  auto tileSizes = [&](OpBuilder &b) {
+    // [batch..., tiles along M, tiles along N] and the sizes M, N.
+    SmallVector<Value> sizes = sizesOf(b, loc, out0);
+    Value m = sizes[rank - 2], n = sizes[rank - 1];
+    Value tile = indexConst(b, loc, kTile);
+    sizes[rank - 2] = arith::CeilDivUIOp::create(b, loc, m, tile);
+    sizes[rank - 1] = arith::CeilDivUIOp::create(b, loc, n, tile);
+    return std::make_tuple(sizes, m, n);
+  };
+  SmallVector<Value> tiles = std::get<0>(tileSizes(b));
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      context, gpu::GPUDialect::getWorkgroupAddressSpace());
+  // One padding column keeps the column reads of B free of bank conflicts.
+  auto tileType = MemRefType::get({kTile, kTile + 1}, b.getF32Type(),
+                                  MemRefLayoutAttrInterface{}, workgroup);
+  return emitLaunch(
+      b, loc, kernel, product(b, loc, tiles), kTile * kTile,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Value aTile = ids.shared[0], bTile = ids.shared[1];
+        auto [tiles, m, n] = tileSizes(b);
+        Value tile = indexConst(b, loc, kTile);
+        Value zero = indexConst(b, loc, 0);
+        Value tx = arith::RemUIOp::create(b, loc, ids.thread, tile);
+        Value ty = arith::DivUIOp::create(b, loc, ids.thread, tile);
+        PointEvaluator sizer(b, loc, kernel, buffers.inputs, 1);
+        FailureOr<Value> kSize =
+            sizer.sizeOf(matmul.getA(), shapeOf(matmul.getA()).size() - 1);
+        if (failed(kSize))
+          return matmul.emitOpError("cannot size the dynamic inner dimension");
+
+        auto tileLoop = scf::ForOp::create(b, loc, ids.block,
+                                           product(b, loc, tiles), ids.grid);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(tileLoop.getBody());
+        SmallVector<Value> index =
+            delinearize(b, loc, tileLoop.getInductionVar(), tiles);
+        Value row = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, index[rank - 2], tile), ty);
+        Value col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, index[rank - 1], tile), tx);
+        index[rank - 2] = row;
+        index[rank - 1] = col;
+
+        // Stages element (r, c) of an operand into `buffer`[ty][tx], zero
+        // outside [0, rows) x [0, cols).
+        auto stage = [&](Value operand, Value r, Value c, Value rows,
+                         Value cols, Value buffer) -> LogicalResult {
+          Value inside = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                    cols));
+          auto guarded = scf::IfOp::create(b, loc, b.getF32Type(), inside,
+                                           /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(guarded.thenBlock());
+            PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+            FailureOr<Value> v =
+                evaluator.evalMatmulOperand(matmul, operand, index, r, c);
+            if (failed(v))
+              return failure();
+            scf::YieldOp::create(b, loc, *v);
+            b.setInsertionPointToStart(guarded.elseBlock());
+            scf::YieldOp::create(b, loc,
+                                 f32Constant(b, loc, 0.0, b.getF32Type()));
+          }
+          memref::StoreOp::create(b, loc, guarded.getResult(0), buffer,
+                                  ValueRange{ty, tx});
+          return success();
+        };
+
+        auto kLoop = scf::ForOp::create(
+            b, loc, zero, *kSize, tile,
+            ValueRange{f32Constant(b, loc, 0.0, b.getF32Type())});
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(kLoop.getBody());
+          Value k0 = kLoop.getInductionVar();
+          if (failed(stage(matmul.getA(), row,
+                           arith::AddIOp::create(b, loc, k0, tx), m, *kSize,
+                           aTile)) ||
+              failed(stage(matmul.getB(), arith::AddIOp::create(b, loc, k0, ty),
+                           col, *kSize, n, bTile)))
+            return failure();
+          gpu::BarrierOp::create(b, loc);
+          Value acc = kLoop.getRegionIterArgs()[0];
+          for (int64_t k = 0; k < kTile; ++k) {
+            Value kk = indexConst(b, loc, k);
+            Value a = memref::LoadOp::create(b, loc, aTile, ValueRange{ty, kk});
+            Value bv =
+                memref::LoadOp::create(b, loc, bTile, ValueRange{kk, tx});
+            acc = math::FmaOp::create(b, loc, a, bv, acc);
+          }
+          // The next step overwrites the tiles.
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, acc);
+        }
+
+        // The epilogue, for the threads whose element exists.
+        Value inside = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, n));
+        auto write = scf::IfOp::create(b, loc, inside);
+        b.setInsertionPoint(write.thenBlock()->getTerminator());
+        PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+        Value product = kLoop.getResult(0);
+        Type element = getElementTypeOrSelf(matmul.getType());
+        if (!element.isF32())
+          product = extendToF32(b, loc, roundTo(b, loc, product, element));
+        evaluator.known[matmul.getResult()] = product;
+        for (auto [value, buffer] :
+             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
+          FailureOr<Value> v = evaluator.eval(value, index, false);
+          if (failed(v))
+            return failure();
+          store(b, loc, *v, buffer, index);
+        }
+        return success();
+      },
+      TypeRange{tileType, tileType});
 }
 
 /// Everything else: a thread per output element, output after output.
@@ -797,7 +1189,8 @@ static LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
       arith::CeilDivUIOp::create(b, loc, largest, indexConst(b, loc, kThreads));
   return emitLaunch(
       b, loc, kernel, blocks, kThreads,
-      [&](OpBuilder &b, Value bid, Value tid, Value grid) -> LogicalResult {
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Value bid = ids.block, tid = ids.thread, grid = ids.grid;
         auto [first, stride] = gridStride(b, loc, bid, tid, grid, kThreads);
         for (auto [value, buffer] :
              llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
@@ -830,6 +1223,15 @@ static LogicalResult emitKernel(OpBuilder &b, KernelOp kernel,
     return buffer.getType() == buffers.outputs[0].getType();
   });
   switch (kernel.getKind()) {
+  case KernelKind::matmul: {
+    auto matmuls = kernel.getBodyBlock().getOps<MatmulOp>();
+    if (!hasReduction && sameShapes &&
+        std::distance(matmuls.begin(), matmuls.end()) == 1 &&
+        shapeOf((*matmuls.begin()).getResult()) ==
+            shapeOf(kernel.getYield().getValues()[0]))
+      return emitMatmulTiles(b, loc, kernel, *matmuls.begin(), buffers);
+    break;
+  }
   case KernelKind::elementwise:
     if (!hasReduction && !hasMatmul && sameShapes)
       return emitElementwise(b, loc, kernel, buffers);

@@ -22,6 +22,32 @@ func.func @bias_relu(%x: tensor<?x256xbf16>, %b: tensor<256xbf16>) -> tensor<?x2
 
 // -----
 
+// An innermost size that is not a multiple of the vector width: buffers of
+// the output's shape are seen as 1-D, whole 16-byte vectors first, then the
+// last 3003 % 8 elements one by one; a one-element operand is loaded as a
+// scalar and splatted.
+// CHECK-LABEL: func.func @odd_size
+// CHECK: gpu.launch
+// CHECK: %[[X:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1]] : memref<3x1001xbf16> into memref<3003xbf16>
+// CHECK: %[[OUT:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1]] : memref<3x1001xbf16> into memref<3003xbf16>
+// CHECK: %[[SIZE:.+]] = memref.dim %[[OUT]]
+// CHECK: %[[WHOLE:.+]] = arith.divui %[[SIZE]], %c8
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[WHOLE]]
+// CHECK: vector.load %[[X]][%{{.+}}] {alignment = 16 : i64} : memref<3003xbf16>, vector<8xbf16>
+// CHECK: memref.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<1x1xbf16>
+// CHECK: vector.broadcast
+// CHECK: vector.store %{{.+}}, %[[OUT]][%{{.+}}] {alignment = 16 : i64} : memref<3003xbf16>, vector<8xbf16>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[SIZE]]
+// CHECK: memref.load %[[X]][%{{.+}}] : memref<3003xbf16>
+// CHECK: memref.store %{{.+}}, %[[OUT]][%{{.+}}] : memref<3003xbf16>
+func.func @odd_size(%x: tensor<3x1001xbf16>, %s: tensor<1x1xbf16>) -> tensor<3x1001xbf16> {
+  %0 = fusion.mul %x, %s : (tensor<3x1001xbf16>, tensor<1x1xbf16>) -> tensor<3x1001xbf16>
+  %1 = fusion.exp %0 : tensor<3x1001xbf16>
+  return %1 : tensor<3x1001xbf16>
+}
+
+// -----
+
 // A row kernel: a block per row, the row in registers, a block-wide
 // reduction per reduce op, full-row outputs as vectors.
 // CHECK-LABEL: func.func @softmax
@@ -41,14 +67,42 @@ func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
 
 // -----
 
-// A row too long for registers is streamed: one loop over the row per pass.
+// A wide row (row_splits = 4 for 131072 bf16 elements) is split over a
+// cluster of 4 blocks, each holding 32768 elements in registers; each
+// block's total goes to a shared slot, and every block combines the four
+// slots of its cluster (mapa to each block's slot).
 // CHECK-LABEL: func.func @wide
-// CHECK: gpu.launch
+// CHECK: gpu.launch clusters({{.*}}) in ({{.*}} = %c4{{.*}}, {{.*}}) blocks
+// CHECK-SAME: dynamic_shared_memory_size %c8_i32
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: gpu.cluster_block_id x
+// CHECK: gpu.all_reduce maximumf
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-COUNT-4: nvvm.mapa
+// CHECK: gpu.all_reduce add
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-COUNT-4: nvvm.mapa
+// CHECK: vector.store
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+func.func @wide(%x: tensor<4x131072xbf16>) -> tensor<4x131072xbf16> {
+  %0 = fusion.softmax %x axis = 1 : tensor<4x131072xbf16>
+  return %0 : tensor<4x131072xbf16>
+}
+
+// -----
+
+// A split part too long for registers (32768 f32 per block) is streamed:
+// one loop over the part per pass.
+// CHECK-LABEL: func.func @wide_streamed
+// CHECK: gpu.launch clusters
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.all_reduce maximumf
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.all_reduce add
-func.func @wide(%x: tensor<4x131072xf32>) -> tensor<4x131072xf32> {
+func.func @wide_streamed(%x: tensor<4x131072xf32>) -> tensor<4x131072xf32> {
   %0 = fusion.softmax %x axis = 1 : tensor<4x131072xf32>
   return %0 : tensor<4x131072xf32>
 }

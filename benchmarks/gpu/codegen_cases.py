@@ -1,0 +1,80 @@
+"""Shapes that exercise each GPU codegen path beyond the benchmark
+workloads: elementwise sizes that are not a multiple of the vector width
+(vector body and scalar tail), wide rows split over a cluster (with and
+without the part in registers, a per-row output, mean reductions), tiled
+matmul with an epilogue and ragged edges, a column reduction.
+
+`module()` gives the MLIR text (compile it with matmul-epilogue);
+`reference(name, *tensors)` the float64 result.
+"""
+
+MODULE = """
+func.func @ew_odd_f32(%x: tensor<1000003xf32>, %w: tensor<1000003xf32>) -> tensor<1000003xf32> {
+  %two = fusion.constant dense<2.0> : tensor<f32>
+  %zero = fusion.constant dense<0.0> : tensor<f32>
+  %0 = fusion.mul %x, %two : (tensor<1000003xf32>, tensor<f32>) -> tensor<1000003xf32>
+  %1 = fusion.max %0, %zero : (tensor<1000003xf32>, tensor<f32>) -> tensor<1000003xf32>
+  %2 = fusion.mul %1, %w : tensor<1000003xf32>
+  return %2 : tensor<1000003xf32>
+}
+func.func @ew_odd_bf16(%x: tensor<3x1001xbf16>, %s: tensor<1x1xbf16>) -> tensor<3x1001xbf16> {
+  %0 = fusion.mul %x, %s : (tensor<3x1001xbf16>, tensor<1x1xbf16>) -> tensor<3x1001xbf16>
+  %1 = fusion.exp %0 : tensor<3x1001xbf16>
+  return %1 : tensor<3x1001xbf16>
+}
+func.func @softmax_split_f32(%x: tensor<3x131072xf32>) -> tensor<3x131072xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<3x131072xf32>
+  return %0 : tensor<3x131072xf32>
+}
+func.func @logsumexp_split(%x: tensor<5x262144xbf16>) -> tensor<5xf32> {
+  %xf = fusion.convert %x : tensor<5x262144xbf16> to tensor<5x262144xf32>
+  %0 = fusion.logsumexp %xf axis = 1 : tensor<5x262144xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+func.func @layernorm_split(%x: tensor<7x65536xbf16>, %g: tensor<65536xbf16>, %b: tensor<65536xbf16>) -> tensor<7x65536xbf16> {
+  %0 = fusion.layer_norm %x, %g, %b epsilon = 1.0e-05 : tensor<7x65536xbf16>, tensor<65536xbf16>, tensor<65536xbf16>
+  return %0 : tensor<7x65536xbf16>
+}
+func.func @matmul_bias_relu(%a: tensor<2x100x70xbf16>, %b: tensor<70x50xbf16>, %bias: tensor<50xbf16>) -> tensor<2x100x50xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<2x100x70xbf16>, tensor<70x50xbf16>) -> tensor<2x100x50xbf16>
+  %1 = fusion.add %0, %bias : (tensor<2x100x50xbf16>, tensor<50xbf16>) -> tensor<2x100x50xbf16>
+  %2 = fusion.relu %1 : tensor<2x100x50xbf16>
+  return %2 : tensor<2x100x50xbf16>
+}
+func.func @matmul_f32(%a: tensor<257x384xf32>, %b: tensor<384x203xf32>) -> tensor<257x203xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<257x384xf32>, tensor<384x203xf32>) -> tensor<257x203xf32>
+  return %0 : tensor<257x203xf32>
+}
+func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
+  %e = fusion.exp %x : tensor<300x77xf32>
+  %0 = fusion.reduce_sum %e axes = [0] : tensor<300x77xf32> -> tensor<77xf32>
+  return %0 : tensor<77xf32>
+}
+"""
+
+
+def module():
+    return MODULE
+
+
+def reference(name, *xs):
+    """float64 reference outputs of case `name` (torch tensors in)."""
+    import torch
+    x = [t.double() for t in xs]
+    if name == "ew_odd_f32":
+        return (torch.clamp(x[0] * 2, min=0) * x[1],)
+    if name == "ew_odd_bf16":
+        return (torch.exp(x[0] * x[1]),)
+    if name == "softmax_split_f32":
+        return (torch.softmax(x[0], -1),)
+    if name == "logsumexp_split":
+        return (torch.logsumexp(x[0], -1),)
+    if name == "layernorm_split":
+        return (torch.nn.functional.layer_norm(x[0], x[0].shape[-1:], x[1], x[2], 1e-5),)
+    if name == "matmul_bias_relu":
+        return (torch.relu(x[0] @ x[1] + x[2]),)
+    if name == "matmul_f32":
+        return (x[0] @ x[1],)
+    if name == "column_sum":
+        return (torch.exp(x[0]).sum(0),)
+    raise KeyError(name)
