@@ -36,6 +36,10 @@ llvm_config.with_environment("PATH", config.fusion_tools_dir, append_path=True)
 if os.path.exists("/usr/local/cuda/bin/ptxas") or lit.util.which("ptxas"):
     config.available_features.add("ptxas")
 
+# mlir-runner loads MLIR's runner utilities and Fusion's traffic counter.
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(("%fusion_lib_dir", config.fusion_lib_dir))
+
 # Executed tests run Python with the fusion package on its path.
 config.substitutions.append(("%fusion_python", config.fusion_python))
 config.substitutions.append(("%fusion_obj_root", config.fusion_obj_root))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +56,27 @@ int64_t fusion_traffic_bytes(int64_t kernel, int32_t isWrite) {
   if (kernel < 0 || static_cast<size_t>(kernel) >= counters.size())
     return 0;
   return total(isWrite ? counters[kernel].writes : counters[kernel].reads);
+}
+
+/// Prints every kernel's counted bytes and the total, for programs run by
+/// mlir-runner (kernels are numbered as fusion-report numbers them).
+void fusion_traffic_report() {
+  std::lock_guard<std::mutex> lock(mutex);
+  int64_t read = 0, written = 0;
+  for (size_t kernel = 0; kernel < counters.size(); ++kernel) {
+    int64_t r = total(counters[kernel].reads);
+    int64_t w = total(counters[kernel].writes);
+    if (!r && !w)
+      continue;
+    std::printf("fusion traffic: kernel %zu read %lld B, wrote %lld B\n",
+                kernel, static_cast<long long>(r), static_cast<long long>(w));
+    read += r;
+    written += w;
+  }
+  std::printf("fusion traffic: total %lld B (read %lld B, wrote %lld B)\n",
+              static_cast<long long>(read + written),
+              static_cast<long long>(read), static_cast<long long>(written));
+  std::fflush(stdout);
 }
 
 } // extern "C"

@@ -567,6 +567,8 @@ struct FusionToLinalgPass
   /// Replaces every kernel by a call to a private function holding its body,
   /// with one output argument per result (destination-passing style).
   LogicalResult outlineKernels();
+
+  LogicalResult passDestinationsAtCalls(func::FuncOp function);
 };
 } // namespace
 
@@ -675,8 +677,41 @@ void FusionToLinalgPass::runOnOperation() {
       makeDestinationPassing(function, function.getNumArguments() -
                                            function.getNumResults());
     } else if (function.isPublic()) {
+      if (failed(passDestinationsAtCalls(function)))
+        return signalPassFailure();
       makeDestinationPassing(function, std::nullopt);
       function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
     }
   }
+}
+
+/// Calls of `function` from the module (a `main` run by mlir-runner, say)
+/// pass a fresh tensor per result as the output arguments it is about to
+/// take; dynamic result sizes are not known at a call.
+LogicalResult
+FusionToLinalgPass::passDestinationsAtCalls(func::FuncOp function) {
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(function, getOperation());
+  if (!uses)
+    return success();
+  for (SymbolTable::SymbolUse use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    if (!call)
+      return use.getUser()->emitOpError(
+          "uses a public function that becomes destination-passing");
+    OpBuilder builder(call);
+    SmallVector<Value> operands(call.getOperands());
+    for (Type type : call.getResultTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || !tensor.hasStaticShape())
+        return call.emitOpError("calls a public fusion function with a "
+                                "result of dynamic shape; only the C "
+                                "interface can size it");
+      operands.push_back(tensor::EmptyOp::create(builder, call.getLoc(),
+                                                 tensor.getShape(),
+                                                 tensor.getElementType()));
+    }
+    call->setOperands(operands);
+  }
+  return success();
 }
