@@ -27,6 +27,7 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
   producerConsumer.maxLiveValues = options.maxLiveValues;
   producerConsumer.maxRecomputeOps = options.maxRecomputeOps;
   producerConsumer.matmulEpilogue = options.matmulEpilogue;
+  producerConsumer.maxRowElements = options.maxRowElements;
   producerConsumer.emitRemarks = false;
   pm.addPass(createFusionFuseProducerConsumer(producerConsumer));
 

@@ -67,23 +67,23 @@ func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
 
 // -----
 
-// A wide row (row_splits = 4 for 131072 bf16 elements) is split over a
-// cluster of 4 blocks, each holding 32768 elements in registers; each
-// block's total goes to a shared slot, and every block combines the four
+// A wide row (row_splits = 8 for 131072 bf16 elements) is split over a
+// cluster of 8 blocks, each holding 16384 elements in registers; each
+// block's total goes to a shared slot, and every block combines the eight
 // slots of its cluster (mapa to each block's slot).
 // CHECK-LABEL: func.func @wide
-// CHECK: gpu.launch clusters({{.*}}) in ({{.*}} = %c4{{.*}}, {{.*}}) blocks
+// CHECK: gpu.launch clusters({{.*}}) in ({{.*}} = %c8{{.*}}, {{.*}}) blocks
 // CHECK-SAME: dynamic_shared_memory_size %c8_i32
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: gpu.cluster_block_id x
 // CHECK: gpu.all_reduce maximumf
 // CHECK: nvvm.cluster.arrive
 // CHECK-NEXT: nvvm.cluster.wait
-// CHECK-COUNT-4: nvvm.mapa
+// CHECK-COUNT-8: nvvm.mapa
 // CHECK: gpu.all_reduce add
 // CHECK: nvvm.cluster.arrive
 // CHECK-NEXT: nvvm.cluster.wait
-// CHECK-COUNT-4: nvvm.mapa
+// CHECK-COUNT-8: nvvm.mapa
 // CHECK: vector.store
 // CHECK: nvvm.cluster.arrive
 // CHECK-NEXT: nvvm.cluster.wait
@@ -94,17 +94,17 @@ func.func @wide(%x: tensor<4x131072xbf16>) -> tensor<4x131072xbf16> {
 
 // -----
 
-// A split part too long for registers (32768 f32 per block) is streamed:
-// one loop over the part per pass.
-// CHECK-LABEL: func.func @wide_streamed
-// CHECK: gpu.launch clusters
+// A plan of more than 8 blocks (a portable cluster's limit; 32 here) is
+// not split: one block streams the row, one loop over it per pass.
+// CHECK-LABEL: func.func @wide_unsplit
+// CHECK: gpu.launch blocks
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.all_reduce maximumf
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.all_reduce add
-func.func @wide_streamed(%x: tensor<4x131072xf32>) -> tensor<4x131072xf32> {
-  %0 = fusion.softmax %x axis = 1 : tensor<4x131072xf32>
-  return %0 : tensor<4x131072xf32>
+func.func @wide_unsplit(%x: tensor<4x524288xf32>) -> tensor<4x524288xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<4x524288xf32>
+  return %0 : tensor<4x524288xf32>
 }
 
 // -----

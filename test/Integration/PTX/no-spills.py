@@ -1,6 +1,8 @@
-# Every GPU benchmark workload (small shapes), fused and unfused, and 100
-# random fusion graphs (fused), compiled to PTX for sm_90 and assembled by
-# ptxas -v: no kernel spills registers or has a local-memory stack frame.
+# Every GPU benchmark workload (small shapes), fused and unfused, the
+# codegen cases (flat tails, cluster-split wide rows, tiled matmul with
+# epilogues) and 100 random fusion graphs (fused), compiled to PTX for sm_90
+# and assembled by ptxas -v: no kernel spills registers or has a
+# local-memory stack frame.
 #
 # REQUIRES: ptxas
 # RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
@@ -12,6 +14,7 @@ import sys
 
 build_dir, src_root, work_dir = sys.argv[1:4]
 sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
+import codegen_cases  # noqa: E402
 import workloads  # noqa: E402
 from fusion import random_graphs  # noqa: E402
 
@@ -19,16 +22,19 @@ os.makedirs(work_dir, exist_ok=True)
 source = os.path.join(work_dir, "workloads.mlir")
 with open(source, "w") as f:
     f.write(workloads.module("small"))
+cases = os.path.join(work_dir, "codegen_cases.mlir")
+with open(cases, "w") as f:
+    f.write(codegen_cases.module())
 graphs = os.path.join(work_dir, "graphs.mlir")
 with open(graphs, "w") as f:
     f.write("\n".join(random_graphs.random_graph(500000 + i).mlir for i in range(100)))
 ptxas = "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"
 
 failures, kernels = [], 0
-for module, fuse in ((source, "true"), (source, "false"), (graphs, "true")):
+for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (graphs, "true")):
     lowered = subprocess.run(
         [os.path.join(build_dir, "bin", "fusion-opt"), module,
-         f"--fusion-to-nvvm=format=isa fuse={fuse}"],
+         f"--fusion-to-nvvm=format=isa fuse={fuse} matmul-epilogue=true"],
         capture_output=True, text=True, check=True).stdout
     for name, assembly in re.findall(r'gpu\.binary @(\w+) .*?assembly = "((?:[^"\\]|\\.)*)"', lowered):
         ptx = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), assembly)

@@ -23,6 +23,7 @@ struct FuseProducerConsumerPass
     options.maxLiveValues = maxLiveValues;
     options.maxRecomputeOps = maxRecomputeOps;
     options.matmulEpilogue = matmulEpilogue;
+    options.maxRowElements = maxRowElements;
     fuseFunctions(getOperation(), options, [&](KernelFuser &fuser) {
       fuser.fuseVertically(FusionRules::ProducerConsumer);
       if (emitRemarks)

@@ -46,8 +46,8 @@ FunctionEntry summarize(FunctionOpInterface function) {
       k.traffic = getKernelTraffic(kernel);
       for (Operation &inner : kernel.getBodyBlock())
         k.ops += isComputeOp(&inner);
-      // The wide_row plan is two launches: partial reductions, the finish.
-      entry.launches += kernel.getKind() == KernelKind::wide_row ? 2 : 1;
+      // One launch per kernel (a split wide row is one cluster launch).
+      ++entry.launches;
       entry.bytes += k.traffic.read + k.traffic.written;
       entry.kernels.push_back(std::move(k));
       return;

@@ -88,7 +88,11 @@ def FusionFuseProducerConsumer
            "Largest producer (in ops) recomputed in each consumer rather "
            "than written once">,
     Option<"matmulEpilogue", "matmul-epilogue", "bool", /*default=*/"false",
-           "Fuse elementwise consumers into a matmul as its epilogue">
+           "Fuse elementwise consumers into a matmul as its epilogue">,
+    Option<"maxRowElements", "max-row-elements", "int64_t",
+           /*default=*/"32768",
+           "Longest row a row_reduction kernel keeps on chip (the kind and "
+           "split plan of the reduction kernels this pass creates)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
@@ -108,8 +112,9 @@ def FusionFuseReductions
     merged too, and the vertical merges that opens are made.
 
     A row longer than `max-row-elements` (or of dynamic length) becomes a
-    `wide_row` kernel whose row is split over `row_splits` blocks (partial
-    reductions, then the finish). Reductions over other axes take their
+    `wide_row` kernel whose row is split over `row_splits` blocks, parts of
+    at most half of `max-row-elements` (on the GPU, a cluster of blocks
+    combining their partial reductions). Reductions over other axes take their
     elementwise producers and become `column_reduction` (the innermost axis
     is kept) or `reduction` kernels.
 
@@ -151,8 +156,8 @@ def FusionReport : Pass<"fusion-report", "ModuleOp"> {
     of the fused program (`bytes`: each kernel reads its external inputs once
     and writes its results once; splat constants cost nothing) against the
     same program run one primitive op per launch (`unfused_bytes`,
-    `unfused_launches`). A `wide_row` kernel counts two launches (partial
-    reductions, then the finish).
+    `unfused_launches`). Every kernel is one launch (a split `wide_row` is
+    one launch of clusters).
 
     With dynamic dimensions a byte count is `null` and a formula is given
     beside it (`bytes_formula`), in symbols `d<i>` for a dynamic size at
