@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "FUSION"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".c"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.test_source_root = os.path.dirname(__file__)
@@ -28,7 +28,7 @@ llvm_config.with_system_environment(
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["fusion-opt", "fusion-compile"], tool_dirs)
+llvm_config.add_tool_substitutions(["fusion-opt", "fusion-compile", "fusion-capi-test"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fusion_tools_dir, append_path=True)
 
