@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ python3 python3-pip
+  cmake ninja-build g++ python3 python3-pip graphviz
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
 )
 

@@ -40,6 +40,10 @@ if os.path.exists("/usr/local/cuda/bin/ptxas") or lit.util.which("ptxas"):
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%fusion_lib_dir", config.fusion_lib_dir))
 
+# Graphviz renders the fusion-view graphs (Debian's graphviz).
+if lit.util.which("dot"):
+    config.available_features.add("graphviz")
+
 # Executed tests run Python with the fusion package on its path.
 config.substitutions.append(("%fusion_python", config.fusion_python))
 config.substitutions.append(("%fusion_obj_root", config.fusion_obj_root))

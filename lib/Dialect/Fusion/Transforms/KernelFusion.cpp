@@ -721,11 +721,7 @@ void KernelFuser::emitRemarks(FusionRules rules) {
       auto producer = input.getDefiningOp<KernelOp>();
       if (!producer)
         continue;
-      KernelKind kind;
-      std::string reason = checkMerge(producer, consumer, rules, kind);
-      if (reason.empty())
-        reason = "[cost] the value has several consumers; writing it once "
-                 "moves fewer bytes than fusing it here";
+      std::string reason = explainEdge(producer, consumer, rules);
       Value yielded = producer.getYield().getOperand(
           cast<OpResult>(input).getResultNumber());
       Operation *producing = yielded.getDefiningOp();
@@ -738,6 +734,16 @@ void KernelFuser::emitRemarks(FusionRules rules) {
           << consuming->getLoc() << ": " << reason;
     }
   }
+}
+
+std::string KernelFuser::explainEdge(KernelOp producer, KernelOp consumer,
+                                     FusionRules rules) {
+  KernelKind kind;
+  std::string reason = checkMerge(producer, consumer, rules, kind);
+  if (reason.empty())
+    reason = "[cost] the value has several consumers; writing it once "
+             "moves fewer bytes than fusing it here";
+  return reason;
 }
 
 void fusion::fuseFunctions(Operation *root, const FusionOptions &options,

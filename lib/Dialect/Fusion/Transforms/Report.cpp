@@ -2,14 +2,13 @@
 
 #include "fusion/Dialect/Fusion/Analysis/Traffic.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/Transforms/PassOutput.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_FUSIONREPORT
@@ -135,23 +134,15 @@ struct FusionReportPass : fusion::impl::FusionReportBase<FusionReportPass> {
         functions.push_back(summarize(function));
     });
 
-    std::unique_ptr<llvm::ToolOutputFile> file;
-    raw_ostream *os = &llvm::errs();
-    if (output != "-") {
-      std::string message;
-      file = openOutputFile(output, &message);
-      if (!file) {
-        getOperation().emitError("fusion-report: ") << message;
-        return signalPassFailure();
-      }
-      os = &file->os();
-    }
+    PassOutput out;
+    if (failed(out.open(output, getOperation(), "fusion-report")))
+      return signalPassFailure();
+    raw_ostream *os = &out.os();
     if (format == "json")
       printJson(functions, *os);
     else
       printText(functions, *os);
-    if (file)
-      file->keep();
+    out.keep();
     markAllAnalysesPreserved();
   }
 };

@@ -72,6 +72,11 @@ public:
   /// naming the consumer and the reason (`[cycle]`, `[budget]`, ...).
   void emitRemarks(FusionRules rules);
 
+  /// Why the edge from `producer` into `consumer` is left between kernels:
+  /// "[code] detail", as the remarks say it.
+  std::string explainEdge(KernelOp producer, KernelOp consumer,
+                          FusionRules rules);
+
 private:
   /// The kind a merge of `producer` into `consumer` gets, or failure with a
   /// reason "[code] detail" in `reason`.

@@ -177,4 +177,30 @@ def FusionReport : Pass<"fusion-report", "ModuleOp"> {
   ];
 }
 
+def FusionView : Pass<"fusion-view", "ModuleOp"> {
+  let summary = "Write a Graphviz picture of the dataflow and every fusion "
+                "decision";
+  let description = [{
+    Writes a Graphviz `digraph` of each function: every op a node, every
+    `fusion.kernel` a cluster (labelled with its name, kind and bytes moved),
+    function arguments and results as ellipses. Edges inside a kernel are
+    plain; an edge that crosses kernels carries the bytes that go through
+    device memory and, between two kernels, the reason they were not merged
+    (`[cycle]`, `[budget]`, `[reduction]`, `[cost]`, ..., the reasons of the
+    fusion remarks), drawn dashed and red. Run it after the fusion passes:
+
+        fusion-opt in.mlir --fusion-pipeline --fusion-view=output=graph.dot
+        dot -Tsvg graph.dot -o graph.svg
+
+    The pass does not change the IR.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the graph; - is standard error">,
+    Option<"maxRowElements", "max-row-elements", "int64_t",
+           /*default=*/"32768",
+           "The fusion budget the reasons are given for (as the pipeline's)">
+  ];
+}
+
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD
