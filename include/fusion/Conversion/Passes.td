@@ -107,4 +107,24 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
   ];
 }
 
+def ConvertTosaToFusion : Pass<"convert-tosa-to-fusion"> {
+  let summary = "Rewrite the TOSA ops that map onto the fusion dialect";
+  let description = [{
+    The TOSA front end: on floating-point tensors, `tosa.add`, `sub`, `mul`
+    (shift 0), `maximum`, `minimum`, `pow`, `negate` (zero points 0), `exp`,
+    `log`, `tanh`, `sigmoid`, `rsqrt`, `reciprocal`, `abs`, `erf`, `cast`
+    (between floats), `clamp` (as `max` then `min`), `greater`,
+    `greater_equal`, `equal`, `select`, `reduce_sum`/`max`/`min` (the axis
+    kept, as TOSA does), `slice` (constant start and size), `transpose`,
+    `matmul` (zero points 0; operands converted to the result type when TOSA
+    accumulates wider) and `const` become fusion ops. Anything else (integer
+    or quantized tensors, reshapes, convolutions, ...) is left as it is with
+    a remark naming the op and the reason, so a mixed module keeps working
+    and the fusion passes fuse what was converted.
+
+        fusion-opt model.mlir --convert-tosa-to-fusion --fusion-pipeline
+  }];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
 #endif // FUSION_CONVERSION_PASSES_TD
