@@ -3,8 +3,11 @@
 # Packages already present are not fetched again.
 set -euo pipefail
 
+# graphviz renders fusion-view graphs; python3-torch (1.13, for /usr/bin/python3)
+# runs the PyTorch front end's tests.
 packages=(
   cmake ninja-build g++ python3 python3-pip graphviz
+  python3-torch
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
 )
 

@@ -44,6 +44,16 @@ config.substitutions.append(("%fusion_lib_dir", config.fusion_lib_dir))
 if lit.util.which("dot"):
     config.available_features.add("graphviz")
 
+# The PyTorch front end needs torch: the suite's Python if it has it, else
+# Debian's python3-torch under /usr/bin/python3.
+import subprocess
+for candidate in (config.fusion_python, "/usr/bin/python3"):
+    if os.path.exists(candidate) and subprocess.run(
+            [candidate, "-c", "import torch, numpy"], capture_output=True).returncode == 0:
+        config.available_features.add("torch")
+        config.substitutions.append(("%torch_python", candidate))
+        break
+
 # Executed tests run Python with the fusion package on its path.
 config.substitutions.append(("%fusion_python", config.fusion_python))
 config.substitutions.append(("%fusion_obj_root", config.fusion_obj_root))
