@@ -818,9 +818,14 @@ static LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   // Rows that fit: each thread keeps `unrolled` vectors of the row in
   // registers, loaded once for every pass. Otherwise the passes stream the
   // row from memory.
-  constexpr int64_t kMaxThreads = 512, kMaxVectorsPerThread = 8;
+  // Threads: enough for about kVectorsPerThread vectors each (a smaller
+  // block per row: more rows in flight per SM and cheaper block-wide
+  // reductions), from a warp up to kMaxThreads.
+  constexpr int64_t kMaxThreads = 512, kMaxVectorsPerThread = 8,
+                    kVectorsPerThread = 4;
   int64_t threads = 32;
-  while (threads < kMaxThreads && threads * 2 <= vectorsPerRow)
+  while (threads < kMaxThreads &&
+         threads * 2 * kVectorsPerThread <= vectorsPerRow)
     threads *= 2;
   int64_t unrolled = 0;
   if (vectorsPerRow % threads == 0 &&
