@@ -40,7 +40,8 @@ class Function:
         self._entry = getattr(module._library, "_mlir_ciface_" + name)
         self._entry.restype = None
 
-    def _torch_dtype(self, t):
+    @staticmethod
+    def _torch_dtype(t):
         import torch
         return {"f32": torch.float32, "f16": torch.float16,
                 "bf16": torch.bfloat16, "i1": torch.bool}[t.element]
