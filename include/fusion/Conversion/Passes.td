@@ -82,21 +82,30 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
     straight into its output buffers.
 
     The launch body evaluates the kernel's ops per element, in f32, rounding
-    to each op's element type as the CPU path does. By kind:
+    to each op's element type as the CPU path does; f32 division is
+    `div.full.f32` (full range, at most 2 ulp) rather than IEEE. By kind:
 
-    - `elementwise`: a flat index space over the output shape, a grid-stride
-      loop over 256-thread blocks, each thread taking a vector of 16 bytes
-      along the innermost dimension (`vector.load`/`vector.store`; a
-      broadcast operand is one scalar load). When the innermost size is not
-      a multiple of the vector width the kernel runs on scalars.
-    - `row_reduction`, `wide_row`: a block per row (grid-stride over rows).
-      Each reduction is one pass of the block over the row in vectors, a
-      per-thread partial, and a block-wide `gpu.all_reduce` (warp shuffles,
-      then shared memory); its result is a per-row scalar for what follows.
-      A last pass writes full-row outputs; thread 0 writes per-row outputs.
-      Inputs are read once per pass.
-    - other kinds (column and other reductions, matmul): a thread per output
-      element, reductions and the matmul's K as loops.
+    - `elementwise`: a grid-stride loop over 256-thread blocks, each thread
+      taking a vector of 16 bytes (`vector.load`/`vector.store`; a broadcast
+      operand is one scalar load). Kernels of same-shape elementwise math
+      run on buffers collapsed to 1-D, whole vectors then a scalar tail, for
+      any size; others vectorize along the innermost dimension when its
+      size allows and run on scalars otherwise.
+    - `row_reduction`, `wide_row`: a block per row (grid-stride over rows),
+      sized for about 4 vectors a thread, the row held in registers when it
+      fits. Each reduction is a per-thread partial and a block-wide
+      `gpu.all_reduce` (warp shuffles, then shared memory); its result is a
+      per-row scalar for what follows. Full-row outputs are written by all
+      threads, per-row outputs by thread 0.
+    - `wide_row` with `row_splits` (2 to 8): the row is split over a
+      thread-block cluster of that many blocks, which combine their partial
+      reductions through distributed shared memory (`nvvm.mapa`) between
+      cluster barriers; launched with `mgpuLaunchClusterKernel`.
+    - `matmul` (outputs of the product's shape): 16x16 output tiles, operand
+      tiles staged in shared memory per K step, the epilogue on the
+      accumulator.
+    - other kinds (column and other reductions): a thread per output
+      element, reductions as loops.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -58,6 +58,9 @@ func.func @odd_size(%x: tensor<3x1001xbf16>, %s: tensor<1x1xbf16>) -> tensor<3x1
 // CHECK: gpu.all_reduce maximumf
 // CHECK: vector.reduction <add>
 // CHECK: gpu.all_reduce add
+// f32 division is div.full.f32, lane by lane (not IEEE arith.divf).
+// CHECK-NOT: arith.divf
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.nvvm.div.full"
 // CHECK: vector.store
 // CHECK: gpu.barrier
 func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
