@@ -6,15 +6,17 @@
 // f32 scalar or vector math; how points are spread over the GPU depends on
 // the kernel's kind:
 //
-//  - elementwise: one flat index space, a grid-stride loop over vectors of
-//    16 bytes per thread along the innermost dimension (scalars when the
-//    innermost size is not a multiple of the vector width);
-//  - row_reduction and wide_row: a block per row; each reduction over the
-//    row is a pass of the block's threads over the row in vectors, a
-//    per-thread partial, then a block-wide gpu.all_reduce (warp shuffles
-//    and shared memory); the outputs are written in a last pass;
-//  - anything else (column and other reductions, matmul): a thread per
-//    output element, reductions as loops.
+//  - elementwise: a grid-stride loop over vectors of 16 bytes per thread;
+//    same-shape kernels on 1-D views with a scalar tail, others along the
+//    innermost dimension (scalars when its size does not allow vectors);
+//  - row_reduction and wide_row: a block per row, the row in registers
+//    when it fits; each reduction is a per-thread partial, then a
+//    block-wide gpu.all_reduce (warp shuffles and shared memory). A wide
+//    row with a split plan runs on a thread-block cluster whose blocks
+//    combine their totals through distributed shared memory;
+//  - matmul: 16x16 output tiles staged through shared memory;
+//  - anything else (column and other reductions): a thread per output
+//    element, reductions as loops.
 //
 //===----------------------------------------------------------------------===//
 
