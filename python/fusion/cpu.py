@@ -138,19 +138,25 @@ class Function:
         return tuple(outputs)
 
 
-class CompiledModule:
-    def __init__(self, path, signatures, runtime):
-        self.path = path
-        self._library = ctypes.CDLL(path)
-        self._runtime = runtime
-        self.functions = {name: Function(self._library, name, ins, outs)
-                          for name, (ins, outs) in signatures.items()}
+class FunctionTable:
+    """A compiled module's functions, also as attributes (`module.softmax`)."""
+
+    functions: dict
 
     def __getattr__(self, name):
         try:
             return self.__dict__["functions"][name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+class CompiledModule(FunctionTable):
+    def __init__(self, path, signatures, runtime):
+        self.path = path
+        self._library = ctypes.CDLL(path)
+        self._runtime = runtime
+        self.functions = {name: Function(self._library, name, ins, outs)
+                          for name, (ins, outs) in signatures.items()}
 
     def reset_traffic(self):
         self._runtime.fusion_traffic_reset()

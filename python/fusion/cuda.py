@@ -39,6 +39,9 @@ class Function:
         self.inputs, self.outputs = inputs, outputs
         self._entry = getattr(module._library, "_mlir_ciface_" + name)
         self._entry.restype = None
+        # Looked up once: calls are on the hot path (launch-bound programs).
+        self._input_dtypes = [self._torch_dtype(t) for t in inputs]
+        self._output_dtypes = [self._torch_dtype(t) for t in outputs]
 
     @staticmethod
     def _torch_dtype(t):
@@ -50,10 +53,10 @@ class Function:
         import torch
         if len(tensors) != len(self.inputs):
             raise cpu.SignatureError(f"{self.name} takes {len(self.inputs)} tensors, got {len(tensors)}")
-        for i, (x, t) in enumerate(zip(tensors, self.inputs)):
+        for i, (x, t, dtype) in enumerate(zip(tensors, self.inputs, self._input_dtypes)):
             if not isinstance(x, torch.Tensor) or not x.is_cuda:
                 raise cpu.SignatureError(f"{self.name}: argument {i} is not a CUDA tensor")
-            if x.dtype != self._torch_dtype(t):
+            if x.dtype != dtype:
                 raise cpu.SignatureError(f"{self.name}: argument {i} has dtype {x.dtype}, expected {t}")
             if x.dim() != len(t.shape) or any(d is not None and d != s for d, s in zip(t.shape, x.shape)):
                 raise cpu.SignatureError(f"{self.name}: argument {i} has shape {tuple(x.shape)}, expected {t}")
@@ -68,8 +71,9 @@ class Function:
         tensors = [x.contiguous() for x in tensors]
         if outputs is None:
             outputs = []
-            for shape, t in zip(self.output_shapes(tensors), self.outputs):
-                out = torch.empty(shape, dtype=self._torch_dtype(t), device=tensors[0].device)
+            for shape, t, dtype in zip(self.output_shapes(tensors), self.outputs,
+                                       self._output_dtypes):
+                out = torch.empty(shape, dtype=dtype, device=tensors[0].device)
                 if t.element != "i1":
                     out.fill_(float("nan"))  # poison: unwritten elements stay NaN
                 outputs.append(out)
@@ -89,7 +93,7 @@ def _descriptor(x):
     return desc
 
 
-class Module:
+class Module(cpu.FunctionTable):
     def __init__(self, path):
         here = os.path.dirname(os.path.abspath(path))
         runtime = os.path.join(here, "libfusion_cuda_runtime.so")
@@ -99,12 +103,6 @@ class Module:
         signatures = cpu.read_signatures(path)
         self.functions = {name: Function(self, name, ins, outs)
                           for name, (ins, outs) in signatures.items()}
-
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["functions"][name]
-        except KeyError:
-            raise AttributeError(name) from None
 
     def raise_if_failed(self):
         error = self._runtime.fusion_cuda_last_error()

@@ -45,17 +45,25 @@ struct FusionPipelineOptions
       llvm::cl::init(false)};
 };
 
-/// Options of `fusion-to-cpu`.
-struct FusionToCpuOptions : public PassPipelineOptions<FusionToCpuOptions> {
-  PassOptions::Option<bool> fuse{
+/// The options both lowerings take for building their kernels.
+template <typename Derived>
+struct KernelBuildingOptions : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = typename PassPipelineOptions<Derived>::template Option<T>;
+
+  Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> matmulEpilogue{
+  Option<bool> matmulEpilogue{
       *this, "matmul-epilogue",
       llvm::cl::desc("Fuse a matmul's elementwise consumers into its kernel "
                      "(with fuse)"),
       llvm::cl::init(false)};
+};
+
+/// Options of `fusion-to-cpu`.
+struct FusionToCpuOptions : public KernelBuildingOptions<FusionToCpuOptions> {
   PassOptions::Option<bool> countTraffic{
       *this, "count-traffic",
       llvm::cl::desc("Count each kernel's external traffic at run time "
@@ -64,16 +72,8 @@ struct FusionToCpuOptions : public PassPipelineOptions<FusionToCpuOptions> {
 };
 
 /// Options of `fusion-to-nvvm`.
-struct FusionToNvvmOptions : public PassPipelineOptions<FusionToNvvmOptions> {
-  PassOptions::Option<bool> fuse{
-      *this, "fuse",
-      llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> matmulEpilogue{
-      *this, "matmul-epilogue",
-      llvm::cl::desc("Fuse a matmul's elementwise consumers into its kernel "
-                     "(with fuse)"),
-      llvm::cl::init(false)};
+struct FusionToNvvmOptions
+    : public KernelBuildingOptions<FusionToNvvmOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target GPU (sm_90 for an H100/H200)"),
       llvm::cl::init("sm_90")};
