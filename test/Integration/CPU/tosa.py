@@ -1,9 +1,13 @@
 # TOSA inputs run two ways on the CPU and agree: upstream's tosa-to-linalg
 # path, and convert-tosa-to-fusion + fusion-to-cpu (fused); both are executed
 # by mlir-runner and compared with each other and with numpy in float64, on
-# fresh random inputs (f32; values printed with 6 significant digits, so the
-# tolerance is 1e-4 relative, 1e-5 absolute). The model uses every TOSA op
-# the conversion handles; the fused program must also be fewer kernels.
+# fresh random inputs. The two paths must agree within 1e-4 relative, 1e-5
+# absolute (values are printed with 6 significant digits). Against numpy the
+# tolerance is bf16's, 1e-2: the model rounds through bf16, and an f32 value
+# one ulp from numpy's can round to the other bf16 neighbour (seed
+# 3371089430 showed 1.9e-3 on both paths alike). The model uses every TOSA
+# op the conversion handles; the fused program must also be fewer kernels.
+# FUSION_TEST_SEED=<n> reruns a seed.
 #
 # RUN: %fusion_python %s %fusion_obj_root %mlir_lib_dir %t
 
@@ -22,7 +26,7 @@ runner = os.path.join(os.path.dirname(mlir_lib), "bin", "mlir-runner")
 libs = ",".join(os.path.join(mlir_lib, f) for f in
                 ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
 
-seed = int.from_bytes(os.urandom(4), "little")
+seed = int(os.environ.get("FUSION_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 print(f"seed {seed}")
 rng = np.random.default_rng(seed)
 x = rng.uniform(-2, 2, (1, 8, 64)).astype(np.float32)
@@ -144,7 +148,7 @@ failures = 0
 for name, u, f, r in zip(["out", "log", "reduce_min"], upstream, fused, reference):
     r = r.ravel()
     for label, got in (("upstream", u), ("fusion", f)):
-        close = np.allclose(got, r, rtol=1e-4, atol=1e-5) and got.size == r.size
+        close = np.allclose(got, r, rtol=1e-2, atol=1e-5) and got.size == r.size
         worst = float(np.max(np.abs(got - r) / (np.abs(r) + 1e-5))) if got.size == r.size else float("inf")
         print(f"{'ok  ' if close else 'FAIL'} {name:10} {label:8} vs numpy: worst rel. error {worst:.1e}")
         failures += not close
