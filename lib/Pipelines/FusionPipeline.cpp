@@ -15,7 +15,12 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
                                  const FusionPipelineOptions &options) {
   // Primitive ops, with constants folded and duplicates merged, so the
   // fusion passes see the real dataflow.
-  pm.addPass(createFusionDecompose());
+  // Elementwise composites (gelu, silu, sigmoid) stay whole: they fuse like
+  // any elementwise op, the lowerings expand them, and a library matmul
+  // recognizes gelu as its epilogue.
+  FusionDecomposeOptions decompose;
+  decompose.elementwise = false;
+  pm.addPass(createFusionDecompose(decompose));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -37,6 +42,7 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
   reductions.maxLiveValues = options.maxLiveValues;
   reductions.maxRowElements = options.maxRowElements;
   reductions.maxRecomputeOps = options.maxRecomputeOps;
+  reductions.matmulEpilogue = options.matmulEpilogue;
   // The last vertical pass sees the final edges: it explains them.
   reductions.emitRemarks = options.emitRemarks;
   pm.addPass(createFusionFuseReductions(reductions));
@@ -55,7 +61,7 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
 }
 
 void fusion::buildFusionKernels(OpPassManager &pm, bool fuse,
-                                bool matmulEpilogue) {
+                                MatmulEpilogue matmulEpilogue) {
   if (fuse) {
     FusionPipelineOptions options;
     options.matmulEpilogue = matmulEpilogue;

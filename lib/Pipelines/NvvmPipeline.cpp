@@ -17,7 +17,10 @@ using namespace mlir::fusion;
 void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
                                        const FusionToNvvmOptions &options) {
   buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
-  pm.addPass(createFusionKernelsToGPU());
+  FusionKernelsToGPUOptions gpu;
+  gpu.matmulBackend = options.matmulBackend;
+  gpu.matmulTf32 = options.matmulTf32;
+  pm.addPass(createFusionKernelsToGPU(gpu));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Canonicalization hoists constants out of the launches; put them back so

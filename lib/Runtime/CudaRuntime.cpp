@@ -6,6 +6,8 @@
 // error's name, and kept: fusion_cuda_last_error() returns the first one
 // since the last fusion_cuda_clear_error(), so a caller can raise it.
 //
+// Library matmuls (cuBLASLt) are in CudaMatmul.cpp.
+//
 // Loaded modules are cached by their image (the host code loads the module
 // around every launch); they are unloaded when the process ends. Launches
 // run on the default stream without waiting (see mgpuStreamCreate).
@@ -21,31 +23,34 @@
 #include <string>
 #include <unordered_map>
 
-namespace {
+#include "CudaRuntimeSupport.h"
 
+namespace {
 std::mutex mutex;
 std::string firstError;
 std::unordered_map<const void *, CUmodule> modules;
+} // namespace
 
-/// Reports a failed driver call once on stderr and remembers the first.
-bool check(CUresult result, const char *call) {
+void fusion::cuda::reportError(const std::string &call,
+                               const std::string &what) {
+  std::fprintf(stderr, "fusion-cuda-runtime: %s failed: %s\n", call.c_str(),
+               what.c_str());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (firstError.empty())
+    firstError = call + " failed: " + what;
+}
+
+bool fusion::cuda::check(CUresult result, const char *call) {
   if (result == CUDA_SUCCESS)
     return true;
   const char *name = nullptr;
   if (cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
     name = "unknown CUDA error";
-  std::fprintf(stderr, "fusion-cuda-runtime: %s failed: %s\n", call, name);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (firstError.empty())
-    firstError = std::string(call) + " failed: " + name;
+  reportError(call, name);
   return false;
 }
 
-#define CUDA_CHECK(expr) check((expr), #expr)
-
-/// Makes the device's primary context current on this thread (PyTorch
-/// uses the same one).
-bool ensureContext() {
+bool fusion::cuda::ensureContext() {
   static bool initialized = CUDA_CHECK(cuInit(0));
   if (!initialized)
     return false;
@@ -60,6 +65,10 @@ bool ensureContext() {
          CUDA_CHECK(cuDevicePrimaryCtxRetain(&primary, device)) &&
          CUDA_CHECK(cuCtxSetCurrent(primary));
 }
+
+namespace {
+using fusion::cuda::check;
+using fusion::cuda::ensureContext;
 
 CUmodule loadModule(const void *data, bool jit, int optLevel) {
   if (!ensureContext())

@@ -185,9 +185,10 @@ def read_signatures(library):
 
 
 def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
-            matmul_epilogue=False):
+            matmul_epilogue="library"):
     """Compiles the module at `source` for the CPU with fusion-compile and
-    loads it."""
+    loads it. `matmul_epilogue`: none, library or any (fusion-compile's
+    --matmul-epilogue)."""
     build_dir = os.path.abspath(build_dir)
     work_dir = work_dir or tempfile.mkdtemp(prefix="fusion-cpu-")
     library = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
@@ -198,8 +199,7 @@ def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
         command.append("--no-fuse")
     if count_traffic:
         command.append("--count-traffic")
-    if matmul_epilogue:
-        command.append("--matmul-epilogue")
+    command.append(f"--matmul-epilogue={matmul_epilogue}")
     _run(command)
     runtime = ctypes.CDLL(os.path.join(build_dir, "lib", "libfusion_cpu_runtime.so"))
     runtime.fusion_traffic_bytes.restype = ctypes.c_int64

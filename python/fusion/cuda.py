@@ -19,17 +19,22 @@ import os
 
 from . import cpu
 
-def compile(source, build_dir, out_dir, fuse=True, chip="sm_90", matmul_epilogue=False):
+def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
+            matmul_epilogue="library", matmul_backend="auto", matmul_tf32=False,
+            suffix=""):
     """Compiles `source` with fusion-compile into
-    `<out_dir>/<stem>.{fused,unfused}.so` and its signature file; returns the
-    library path."""
+    `<out_dir>/<stem>.{fused,unfused}<suffix>.so` and its signature file;
+    returns the library path. `matmul_epilogue` (none, library, any),
+    `matmul_backend` (auto, library, generated) and `matmul_tf32` are
+    fusion-compile's options of those names."""
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0]
-                        + (".fused" if fuse else ".unfused"))
+                        + (".fused" if fuse else ".unfused") + suffix)
     tool = os.path.join(os.path.abspath(build_dir), "bin", "fusion-compile")
     cpu._run([tool, source, "--target=cuda", f"--chip={chip}", "-o", stem + ".so"]
              + ([] if fuse else ["--no-fuse"])
-             + (["--matmul-epilogue"] if matmul_epilogue else []))
+             + [f"--matmul-epilogue={matmul_epilogue}", f"--matmul-backend={matmul_backend}"]
+             + (["--matmul-tf32"] if matmul_tf32 else []))
     return stem + ".so"
 
 

@@ -1,7 +1,9 @@
 //===- fusion-compile.cpp - A fusion module to a shared library -----------===//
 //
 //   fusion-compile IN.mlir --target=cuda|cpu [--chip=sm_90] [--no-fuse]
-//                  [--matmul-epilogue] [--count-traffic] -o libNAME.so
+//                  [--matmul-epilogue=none|library|any]
+//                  [--matmul-backend=auto|library|generated] [--matmul-tf32]
+//                  [--count-traffic] -o libNAME.so
 //
 // Runs fusion-to-nvvm (cuda) or fusion-to-cpu (cpu), translates to LLVM IR,
 // optimizes and emits a host object, and links it with the system compiler
@@ -58,10 +60,19 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU to compile for"),
                                  cl::init("sm_90"));
 static cl::opt<bool> noFuse("no-fuse",
                             cl::desc("One kernel per op (for comparison)"));
+static cl::opt<mlir::fusion::MatmulEpilogue> matmulEpilogue(
+    "matmul-epilogue",
+    cl::desc("Which elementwise consumers join a matmul as its epilogue"),
+    cl::init(mlir::fusion::MatmulEpilogue::library),
+    mlir::fusion::matmulEpilogueValues());
+static cl::opt<mlir::fusion::MatmulBackend>
+    matmulBackend("matmul-backend",
+                  cl::desc("CUDA target: how matmul kernels run"),
+                  cl::init(mlir::fusion::MatmulBackend::automatic),
+                  mlir::fusion::matmulBackendValues());
 static cl::opt<bool>
-    matmulEpilogue("matmul-epilogue",
-                   cl::desc("Fuse a matmul's elementwise consumers into its "
-                            "kernel"));
+    matmulTf32("matmul-tf32",
+               cl::desc("CUDA target: library f32 matmuls may use TF32"));
 static cl::opt<bool>
     countTraffic("count-traffic",
                  cl::desc("CPU target: count each kernel's traffic"));
@@ -214,6 +225,8 @@ int main(int argc, char **argv) {
     options.matmulEpilogue = matmulEpilogue;
     options.chip = chip;
     options.format = "bin";
+    options.matmulBackend = matmulBackend;
+    options.matmulTf32 = matmulTf32;
     mlir::fusion::buildFusionToNvvmPipeline(pm, options);
   } else {
     mlir::fusion::FusionToCpuOptions options;

@@ -18,12 +18,36 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/CommandLine.h"
 
 namespace mlir {
 class RewritePatternSet;
 class TypeConverter;
 
 namespace fusion {
+
+/// How `fusion-kernels-to-gpu` runs matmul kernels.
+enum class MatmulBackend {
+  /// A library call where the kernel is one (LibraryMatmul.h), else a
+  /// generated kernel.
+  automatic,
+  /// Always a library call (cuBLASLt); an error where the kernel is not one.
+  library,
+  /// Always a generated kernel.
+  generated,
+};
+
+/// The values of a `matmul-backend` option.
+inline auto matmulBackendValues() {
+  return llvm::cl::values(
+      clEnumValN(MatmulBackend::automatic, "auto",
+                 "a library call where the kernel maps onto one, else a "
+                 "generated kernel"),
+      clEnumValN(MatmulBackend::library, "library",
+                 "cuBLASLt, with its epilogue; an error for other kernels"),
+      clEnumValN(MatmulBackend::generated, "generated",
+                 "Fusion's own kernel"));
+}
 
 #define GEN_PASS_DECL
 #include "fusion/Conversion/Passes.h.inc"

@@ -101,12 +101,25 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
       thread-block cluster of that many blocks, which combine their partial
       reductions through distributed shared memory (`nvvm.mapa`) between
       cluster barriers; launched with `mgpuLaunchClusterKernel`.
-    - `matmul` (outputs of the product's shape): 16x16 output tiles, operand
-      tiles staged in shared memory per K step, the epilogue on the
-      accumulator.
+    - `matmul`: with `matmul-backend=auto` (the default) or `library`, a
+      kernel that is one library call (the matmul on two inputs, then the
+      epilogue `act(alpha * (A @ B) + C + bias)` that
+      `matmul-epilogue=library` fuses) becomes a host call of the runtime's
+      `fusion_cuda_matmul` (cuBLASLt), given the buffers as unranked memrefs;
+      any M, N, K, broadcast batch dimensions as strided batched calls. Other
+      matmul kernels, and all with `generated` (outputs of the product's
+      shape): 16x16 output tiles, operand tiles staged in shared memory per K
+      step, the epilogue on the accumulator.
     - other kinds (column and other reductions): a thread per output
       element, reductions as loops.
   }];
+  let options = [
+    Option<"matmulBackend", "matmul-backend", "::mlir::fusion::MatmulBackend",
+           /*default=*/"::mlir::fusion::MatmulBackend::automatic",
+           "How matmul kernels run", "::mlir::fusion::matmulBackendValues()">,
+    Option<"matmulTf32", "matmul-tf32", "bool", /*default=*/"false",
+           "Library f32 matmuls may use TF32 tensor cores">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

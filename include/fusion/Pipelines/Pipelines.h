@@ -3,6 +3,9 @@
 #ifndef FUSION_PIPELINES_PIPELINES_H
 #define FUSION_PIPELINES_PIPELINES_H
 
+#include "fusion/Conversion/Passes.h"
+#include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -32,10 +35,11 @@ struct FusionPipelineOptions
       *this, "max-recompute-ops",
       llvm::cl::desc("Largest producer recomputed in each consumer"),
       llvm::cl::init(8)};
-  PassOptions::Option<bool> matmulEpilogue{
+  PassOptions::Option<MatmulEpilogue> matmulEpilogue{
       *this, "matmul-epilogue",
-      llvm::cl::desc("Fuse elementwise consumers into matmuls"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Which elementwise consumers join a matmul as its "
+                     "epilogue"),
+      llvm::cl::init(MatmulEpilogue::library), matmulEpilogueValues()};
   PassOptions::Option<bool> horizontal{
       *this, "horizontal", llvm::cl::desc("Run fusion-fuse-horizontal"),
       llvm::cl::init(true)};
@@ -55,11 +59,11 @@ struct KernelBuildingOptions : public PassPipelineOptions<Derived> {
       *this, "fuse",
       llvm::cl::desc("Fuse (true) or build one kernel per op (false)"),
       llvm::cl::init(true)};
-  Option<bool> matmulEpilogue{
+  Option<MatmulEpilogue> matmulEpilogue{
       *this, "matmul-epilogue",
-      llvm::cl::desc("Fuse a matmul's elementwise consumers into its kernel "
-                     "(with fuse)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Which elementwise consumers join a matmul as its "
+                     "epilogue (with fuse)"),
+      llvm::cl::init(MatmulEpilogue::library), matmulEpilogueValues()};
 };
 
 /// Options of `fusion-to-cpu`.
@@ -86,6 +90,15 @@ struct FusionToNvvmOptions
       *this, "opt-level",
       llvm::cl::desc("LLVM optimization level for the device code"),
       llvm::cl::init(3)};
+  PassOptions::Option<MatmulBackend> matmulBackend{
+      *this, "matmul-backend",
+      llvm::cl::desc("How matmul kernels run"),
+      llvm::cl::init(MatmulBackend::automatic), matmulBackendValues()};
+  PassOptions::Option<bool> matmulTf32{
+      *this, "matmul-tf32",
+      llvm::cl::desc("Library f32 matmuls may use TF32 tensor cores "
+                     "(faster, about 1e-3 relative error)"),
+      llvm::cl::init(false)};
 };
 
 /// decompose, canonicalize, cse, fuse-producer-consumer, fuse-reductions,
@@ -102,8 +115,9 @@ void buildFusionToCpuPipeline(OpPassManager &pm,
 /// The kernels both lowerings start from: fusion-pipeline when `fuse`,
 /// otherwise one kernel per primitive op (decompose, canonicalize, cse,
 /// fusion-outline), so the unfused program goes through the same code.
-void buildFusionKernels(OpPassManager &pm, bool fuse,
-                        bool matmulEpilogue = false);
+void buildFusionKernels(
+    OpPassManager &pm, bool fuse,
+    MatmulEpilogue matmulEpilogue = MatmulEpilogue::library);
 
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();

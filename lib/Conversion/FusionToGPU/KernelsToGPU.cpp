@@ -14,11 +14,15 @@
 //    block-wide gpu.all_reduce (warp shuffles and shared memory). A wide
 //    row with a split plan runs on a thread-block cluster whose blocks
 //    combine their totals through distributed shared memory;
-//  - matmul: 16x16 output tiles staged through shared memory;
+//  - matmul: a host call of cuBLASLt where the kernel is one library call
+//    (LibraryMatmulCall.cpp), else 16x16 output tiles staged through
+//    shared memory;
 //  - anything else (column and other reductions): a thread per output
 //    element, reductions as loops.
 //
 //===----------------------------------------------------------------------===//
+
+#include "LibraryMatmulCall.h"
 
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Conversion/ScalarOps.h"
@@ -1273,9 +1277,14 @@ static void waitFor(OpBuilder &b, Location loc, Value token) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
+/// The matmul kernels that run as library calls.
+using LibraryCalls = DenseMap<Operation *, LibraryMatmulCall>;
+
 /// Rebuilds `function` on device buffers: inputs, then one output buffer
-/// per result; every kernel becomes a launch.
-static LogicalResult convertFunction(func::FuncOp function) {
+/// per result; every kernel becomes a launch, or a library call.
+static LogicalResult convertFunction(func::FuncOp function,
+                                     const LibraryCalls &libraryCalls,
+                                     bool tf32) {
   Location loc = function.getLoc();
   MLIRContext *context = function.getContext();
   Type tokenType = gpu::AsyncTokenType::get(context);
@@ -1354,7 +1363,10 @@ static LogicalResult convertFunction(func::FuncOp function) {
       buffers[result] = buffer;
       kb.outputs.push_back(buffer);
     }
-    if (failed(emitKernel(b, kernel, kb)))
+    if (auto call = libraryCalls.find(kernel); call != libraryCalls.end())
+      emitLibraryMatmulCall(b, kernel.getLoc(), call->second, kb.inputs,
+                            kb.outputs[0], tf32);
+    else if (failed(emitKernel(b, kernel, kb)))
       return failure();
   }
   // Results not written in place (function arguments, repeats) are copied.
@@ -1413,8 +1425,39 @@ static void useFullRangeDivision(gpu::LaunchOp launch) {
 
 struct KernelsToGPUPass
     : fusion::impl::FusionKernelsToGPUBase<KernelsToGPUPass> {
+  using Base::Base;
+
+  /// The matmul kernels to run as library calls, read before the bodies
+  /// are decomposed (a library epilogue names gelu, not its expansion).
+  FailureOr<LibraryCalls> selectLibraryCalls(ModuleOp module) {
+    LibraryCalls calls;
+    if (matmulBackend == MatmulBackend::generated)
+      return calls;
+    WalkResult result = module.walk([&](KernelOp kernel) {
+      if (kernel.getKind() != KernelKind::matmul)
+        return WalkResult::advance();
+      std::string reason;
+      FailureOr<LibraryMatmulCall> call = getLibraryMatmulCall(kernel, reason);
+      if (succeeded(call)) {
+        calls[kernel] = *call;
+        return WalkResult::advance();
+      }
+      if (matmulBackend != MatmulBackend::library)
+        return WalkResult::advance();
+      kernel.emitOpError("is not one library call (matmul-backend=library): ")
+          << reason << "; matmul-backend=auto runs it as a generated kernel";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    return calls;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<LibraryCalls> libraryCalls = selectLibraryCalls(module);
+    if (failed(libraryCalls))
+      return signalPassFailure();
     // Kernels hold primitive ops only.
     RewritePatternSet patterns(&getContext());
     populateDecomposePatterns(patterns);
@@ -1426,7 +1469,7 @@ struct KernelsToGPUPass
          llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (function.isExternal() || !function.isPublic())
         continue;
-      if (failed(convertFunction(function)))
+      if (failed(convertFunction(function, *libraryCalls, matmulTf32)))
         return signalPassFailure();
     }
     module.walk(useFullRangeDivision);

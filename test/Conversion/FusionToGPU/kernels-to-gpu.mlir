@@ -134,8 +134,7 @@ func.func @column_then_scale(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 // CHECK: %[[TMP:.+]], %{{.+}} = gpu.alloc async
 // CHECK: gpu.launch
 // CHECK-SAME: function(@two_kernels_k0)
-// CHECK: gpu.launch
-// CHECK-SAME: function(@two_kernels_k1)
+// CHECK: call @fusion_cuda_matmul_f32
 // CHECK: gpu.launch
 // CHECK-SAME: function(@two_kernels_k2)
 // CHECK: gpu.dealloc async [%{{.+}}] %[[TMP]]

@@ -1,6 +1,6 @@
-// RUN: fusion-opt %s --fusion-pipeline="matmul-epilogue=true" --fusion-kernels-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --fusion-pipeline="matmul-epilogue=any" --fusion-kernels-to-gpu=matmul-backend=generated | FileCheck %s
 
-// Matmul (with its epilogue, under matmul-epilogue): a block per 16x16
+// The generated matmul (with its epilogue): a block per 16x16
 // output tile; per step along K both operand tiles are staged in shared
 // memory, zero past the edges; the epilogue runs on the accumulator.
 // CHECK-LABEL: func.func @matmul_bias_relu

@@ -1,24 +1,40 @@
 // Options of the fusion passes, each against its default.
 // RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer | FileCheck %s --check-prefix=DEFAULT
-// RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer=matmul-epilogue | FileCheck %s --check-prefix=EPILOGUE
+// RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer=matmul-epilogue=none | FileCheck %s --check-prefix=NONE
+// RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer=matmul-epilogue=any | FileCheck %s --check-prefix=ANY
 // RUN: fusion-opt %s --split-input-file --fusion-fuse-producer-consumer="max-ops=2 emit-remarks" --verify-diagnostics | FileCheck %s --check-prefix=BUDGET
 
+// matmul-epilogue: library (the default) takes the bias and relu a library
+// call computes, not the exp after them; any takes the whole chain; none
+// leaves the matmul alone.
 // DEFAULT-LABEL: func @matmul_bias_relu
 // DEFAULT: fusion.kernel matmul "matmul_bias_relu_k0"
+// DEFAULT: fusion.matmul
+// DEFAULT: fusion.add
+// DEFAULT: fusion.relu
 // DEFAULT: fusion.kernel elementwise "matmul_bias_relu_k1"
-// EPILOGUE-LABEL: func @matmul_bias_relu
-// EPILOGUE: fusion.kernel matmul "matmul_bias_relu_k0"
-// EPILOGUE: fusion.matmul
-// EPILOGUE: fusion.add
-// EPILOGUE: fusion.relu
-// EPILOGUE-NOT: fusion.kernel
+// DEFAULT: fusion.exp
+// ANY-LABEL: func @matmul_bias_relu
+// ANY: fusion.kernel matmul "matmul_bias_relu_k0"
+// ANY: fusion.matmul
+// ANY: fusion.add
+// ANY: fusion.relu
+// ANY: fusion.exp
+// ANY-NOT: fusion.kernel
+// NONE-LABEL: func @matmul_bias_relu
+// NONE: fusion.kernel matmul "matmul_bias_relu_k0"
+// NONE-NEXT: ^bb0
+// NONE-NEXT: fusion.matmul
+// NONE-NEXT: fusion.yield
+// NONE: fusion.kernel elementwise "matmul_bias_relu_k1"
 // BUDGET-LABEL: func @matmul_bias_relu
 func.func @matmul_bias_relu(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bias: tensor<16xf32>) -> tensor<64x16xf32> {
-  // expected-remark @+1 {{[matmul-boundary]}}
   %m = fusion.matmul %a, %b : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>
   %0 = fusion.add %m, %bias : (tensor<64x16xf32>, tensor<16xf32>) -> tensor<64x16xf32>
+  // expected-remark @+1 {{[library-epilogue] 'fusion.exp' is not a library epilogue}}
   %1 = fusion.relu %0 : tensor<64x16xf32>
-  return %1 : tensor<64x16xf32>
+  %2 = fusion.exp %1 : tensor<64x16xf32>
+  return %2 : tensor<64x16xf32>
 }
 
 // -----
@@ -27,7 +43,7 @@ func.func @matmul_bias_relu(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bias:
 // DEFAULT-LABEL: func @budget
 // DEFAULT-COUNT-1: fusion.kernel
 // BUDGET-LABEL: func @budget
-// EPILOGUE-LABEL: func @budget
+// ANY-LABEL: func @budget
 // BUDGET-COUNT-2: fusion.kernel elementwise
 func.func @budget(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %0 = fusion.exp %x : tensor<1024xf32>

@@ -90,18 +90,19 @@ func.func @recompute(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64
 // -----
 
 // The cycle case: a -> matmul -> b with b also using a. Putting a and b
-// together would make the matmul both consume and feed that kernel.
+// together would make the matmul both consume and feed that kernel (and a
+// product times a computed value is no library epilogue).
 // CHECK-LABEL: func @cycle
 // CHECK: %[[A:.+]] = fusion.kernel elementwise "cycle_k0"
 // CHECK: %[[M:.+]] = fusion.kernel matmul "cycle_k1" (%[[A]], %{{.+}})
 // CHECK: fusion.kernel elementwise "cycle_k2" (%[[M]], %[[A]])
 func.func @cycle(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-remark @+2 {{not fused with 'fusion.matmul'}}
-  // expected-remark @+1 {{not fused with 'fusion.add'}}
+  // expected-remark @+2 {{[matmul-boundary] matmul is a fusion boundary}}
+  // expected-remark @+1 {{not fused with 'fusion.mul'}}
   %a = fusion.exp %x : tensor<64x64xf32>
-  // expected-remark @+1 {{[matmul-boundary] matmul is a fusion boundary (epilogues need matmul-epilogue=true)}}
+  // expected-remark @+1 {{[library-epilogue] only a scale by a constant multiplies the product}}
   %mm = fusion.matmul %a, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %b = fusion.add %mm, %a : tensor<64x64xf32>
+  %b = fusion.mul %mm, %a : tensor<64x64xf32>
   return %b : tensor<64x64xf32>
 }
 

@@ -197,9 +197,11 @@ struct DecomposeSilu : CompositePattern<SiluOp> {
 
 struct FusionDecomposePass
     : fusion::impl::FusionDecomposeBase<FusionDecomposePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns);
+    populateDecomposePatterns(patterns, elementwise);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -207,9 +209,11 @@ struct FusionDecomposePass
 
 } // namespace
 
-void fusion::populateDecomposePatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<DecomposeRmsNorm, DecomposeLayerNorm, DecomposeSoftmax,
-           DecomposeLogSumExp, DecomposeGelu, DecomposeSigmoid, DecomposeSilu>(
-          patterns.getContext());
+void fusion::populateDecomposePatterns(RewritePatternSet &patterns,
+                                       bool elementwise) {
+  patterns.add<DecomposeRmsNorm, DecomposeLayerNorm, DecomposeSoftmax,
+               DecomposeLogSumExp>(patterns.getContext());
+  if (elementwise)
+    patterns.add<DecomposeGelu, DecomposeSigmoid, DecomposeSilu>(
+        patterns.getContext());
 }

@@ -23,6 +23,7 @@ struct FuseReductionsPass
     options.maxLiveValues = maxLiveValues;
     options.maxRowElements = maxRowElements;
     options.maxRecomputeOps = maxRecomputeOps;
+    options.matmulEpilogue = matmulEpilogue;
     fuseFunctions(getOperation(), options, [&](KernelFuser &fuser) {
       fuser.fuseVertically(FusionRules::Reductions);
       // Siblings over the same rows share a kernel, which can open new

@@ -8,6 +8,7 @@
 
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 
+#include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
 #include "fusion/Dialect/Fusion/Analysis/Traffic.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -360,29 +361,110 @@ void KernelFuser::outline() {
       op.erase();
 }
 
+/// The consumer's block argument bound to `producer`'s single result.
+static BlockArgument getArgumentFrom(KernelOp consumer, KernelOp producer) {
+  for (auto [arg, input] :
+       llvm::zip(consumer.getBodyBlock().getArguments(), consumer.getInputs()))
+    if (input.getDefiningOp() == producer.getOperation())
+      return arg;
+  return {};
+}
+
+/// Whether `value` is read by `consumer` from memory other than
+/// `producer`'s results.
+static bool isInputOtherThan(KernelOp consumer, KernelOp producer,
+                             Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && arg.getOwner() == &consumer.getBodyBlock() &&
+         consumer.getInputs()[arg.getArgNumber()].getDefiningOp() !=
+             producer.getOperation();
+}
+
+void KernelFuser::fuseLibraryEpilogues() {
+  SmallVector<KernelOp> matmuls;
+  for (Operation &op : block)
+    if (auto kernel = dyn_cast<KernelOp>(op);
+        kernel && kernel.getKind() == KernelKind::matmul)
+      matmuls.push_back(kernel);
+  for (KernelOp kernel : matmuls) {
+    FailureOr<LibraryMatmul> match = matchLibraryMatmul(kernel);
+    if (failed(match))
+      continue;
+    LibraryEpilogue epilogue = match->epilogue;
+    // Along the chain while each value has one user, a one-op elementwise
+    // kernel whose op the library computes.
+    while (kernel->getNumResults() == 1 && kernel->getResult(0).hasOneUse()) {
+      auto consumer = dyn_cast<KernelOp>(*kernel->getResult(0).user_begin());
+      if (!consumer || consumer->getBlock() != &block ||
+          consumer.getKind() != KernelKind::elementwise ||
+          countOps(consumer) != 1)
+        break;
+      Operation *op = &*computeOps(consumer).begin();
+      BlockArgument current = getArgumentFrom(consumer, kernel);
+      if (!current || !llvm::is_contained(op->getOperands(), current) ||
+          !epilogue
+               .extend(op, current,
+                       [&](Value v) {
+                         return isInputOtherThan(consumer, kernel, v);
+                       })
+               .empty())
+        break;
+      kernel = mergeKernels(kernel, consumer, KernelKind::matmul);
+    }
+  }
+}
+
+std::string KernelFuser::explainLibraryEpilogueEdge(KernelOp producer,
+                                                    KernelOp consumer) {
+  std::string reason;
+  FailureOr<LibraryMatmul> match = matchLibraryMatmul(producer, &reason);
+  if (failed(match))
+    return reason;
+  BlockArgument current = getArgumentFrom(consumer, producer);
+  if (!current || producer->getNumResults() != 1 ||
+      !producer->getResult(0).hasOneUse() || !current.hasOneUse())
+    return "[library-epilogue] the product has several users; the library "
+           "writes it once for all of them";
+  LibraryEpilogue epilogue = match->epilogue;
+  reason = epilogue.extend(*current.user_begin(), current, [&](Value v) {
+    return isInputOtherThan(consumer, producer, v);
+  });
+  if (!reason.empty())
+    return reason;
+  return "[library-epilogue] the consumer holds other ops the library does "
+         "not compute";
+}
+
 FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
                                             KernelOp consumer,
                                             FusionRules rules,
                                             std::string &reason) {
   KernelKind p = producer.getKind(), c = consumer.getKind();
   if (p == KernelKind::matmul || c == KernelKind::matmul) {
-    if (p == KernelKind::matmul && c == KernelKind::elementwise) {
-      if (!options.matmulEpilogue) {
-        reason = "[matmul-boundary] matmul is a fusion boundary (epilogues "
-                 "need matmul-epilogue=true)";
+    if (p != KernelKind::matmul || c != KernelKind::elementwise) {
+      reason = "[matmul-boundary] matmul is a fusion boundary";
+      return failure();
+    }
+    switch (options.matmulEpilogue) {
+    case MatmulEpilogue::none:
+      reason = "[matmul-boundary] matmul is a fusion boundary "
+               "(matmul-epilogue=none)";
+      return failure();
+    case MatmulEpilogue::library:
+      // Library epilogues were taken before any other merge.
+      reason = explainLibraryEpilogueEdge(producer, consumer);
+      return failure();
+    case MatmulEpilogue::any:
+      break;
+    }
+    ArrayRef<int64_t> tile = shapeOf(producer.getResult(0));
+    for (Type type : consumer.getResultTypes())
+      if (!sameShape(cast<RankedTensorType>(type).getShape(), tile)) {
+        reason = "[shape] an epilogue must produce the matmul's shape " +
+                 shapeStr(tile);
         return failure();
       }
-      ArrayRef<int64_t> tile = shapeOf(producer.getResult(0));
-      for (Type type : consumer.getResultTypes())
-        if (!sameShape(cast<RankedTensorType>(type).getShape(), tile)) {
-          reason = "[shape] an epilogue must produce the matmul's shape " +
-                   shapeStr(tile);
-          return failure();
-        }
-      return KernelKind::matmul;
-    }
-    reason = "[matmul-boundary] matmul is a fusion boundary";
-    return failure();
+    return KernelKind::matmul;
   }
   if (p == KernelKind::elementwise && c == KernelKind::elementwise)
     return KernelKind::elementwise;
@@ -604,6 +686,8 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
 }
 
 void KernelFuser::fuseVertically(FusionRules rules) {
+  if (options.matmulEpilogue == MatmulEpilogue::library)
+    fuseLibraryEpilogues();
   // Each sweep visits consumers before their producers; a merge can open
   // new opportunities, so sweep until nothing changes.
   for (bool changed = true; changed;) {

@@ -219,6 +219,7 @@ struct ViewPass : fusion::impl::FusionViewBase<ViewPass> {
     raw_ostream *os = &out.os();
     FusionOptions options;
     options.maxRowElements = maxRowElements;
+    options.matmulEpilogue = matmulEpilogue;
     *os << "digraph fusion {\n"
         << "  compound=true; rankdir=TB;\n"
         << "  node [shape=box, fontname=\"monospace\", fontsize=10];\n"

@@ -13,9 +13,36 @@
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 
+#include "llvm/Support/CommandLine.h"
+
 #include <string>
 
 namespace mlir::fusion {
+
+/// Which elementwise consumers of a matmul join its kernel as an epilogue.
+enum class MatmulEpilogue {
+  /// None: the matmul is a fusion boundary.
+  none,
+  /// What a library call computes on its accumulator (LibraryMatmul.h):
+  /// scale, residual add, row bias, relu or tanh-gelu. Never moves more
+  /// bytes than leaving them out, and every matmul backend runs it.
+  library,
+  /// Any elementwise chain of the product's shape (generated kernels).
+  any,
+};
+
+/// The values of a `matmul-epilogue` option.
+inline auto matmulEpilogueValues() {
+  return llvm::cl::values(
+      clEnumValN(MatmulEpilogue::none, "none",
+                 "none: matmul is a fusion boundary"),
+      clEnumValN(MatmulEpilogue::library, "library",
+                 "what a library call computes (scale, residual, row bias, "
+                 "relu, tanh-gelu)"),
+      clEnumValN(MatmulEpilogue::any, "any",
+                 "any elementwise chain of the product's shape (generated "
+                 "kernels)"));
+}
 
 /// Budgets and switches of the fusion policy. The defaults suit an H200.
 struct FusionOptions {
@@ -31,8 +58,8 @@ struct FusionOptions {
   /// Largest producer (in ops) that may be recomputed in each consumer
   /// instead of being written once.
   int64_t maxRecomputeOps = 8;
-  /// Fuse elementwise consumers into a matmul as its epilogue.
-  bool matmulEpilogue = false;
+  /// Elementwise consumers that join a matmul as its epilogue.
+  MatmulEpilogue matmulEpilogue = MatmulEpilogue::library;
 };
 
 /// Which merges a pass performs.
@@ -55,7 +82,8 @@ public:
   void outline();
 
   /// Merges producers into consumers greedily, consumers first, until
-  /// nothing changes. A producer with several consumers joins one of them
+  /// nothing changes; under `matmul-epilogue=library`, each matmul first
+  /// takes the epilogue ops a library call computes. A producer with several consumers joins one of them
   /// (its value written once for the others) or is recomputed in each,
   /// whichever moves fewer bytes.
   void fuseVertically(FusionRules rules);
@@ -89,9 +117,15 @@ private:
   std::string checkMerge(KernelOp producer, KernelOp consumer,
                          FusionRules rules, KernelKind &kind,
                          bool privateCopy = false);
+  /// Why a matmul kernel did not take `consumer`'s op as a library
+  /// epilogue.
+  std::string explainLibraryEpilogueEdge(KernelOp producer, KernelOp consumer);
   /// Whether a use of `producer` by an op other than `consumer` reaches
   /// `consumer`.
   bool reachesThroughOthers(KernelOp producer, KernelOp consumer);
+  /// Grows every matmul kernel by the chain of one-op consumers that a
+  /// library call computes as its epilogue (before other merges take them).
+  void fuseLibraryEpilogues();
   /// Tries to fuse `producer` into its consumers; true if the IR changed.
   bool fuseProducer(KernelOp producer, FusionRules rules);
 

@@ -4,6 +4,7 @@
 #define FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_H
 
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
+#include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -14,9 +15,11 @@ namespace fusion {
 #define GEN_PASS_DECL
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
 
-/// Patterns rewriting rms_norm, layer_norm, softmax, logsumexp, gelu, silu
-/// and sigmoid into primitive fusion ops computed in f32.
-void populateDecomposePatterns(RewritePatternSet &patterns);
+/// Patterns rewriting rms_norm, layer_norm, softmax and logsumexp, and with
+/// `elementwise` also gelu, silu and sigmoid, into primitive fusion ops
+/// computed in f32.
+void populateDecomposePatterns(RewritePatternSet &patterns,
+                               bool elementwise = true);
 
 #define GEN_PASS_REGISTRATION
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"

@@ -30,9 +30,18 @@ def FusionDecompose : Pass<"fusion-decompose"> {
     %r  = fusion.convert %y : tensor<?x8192xf32> to tensor<?x8192xbf16>
     ```
 
+    With `elementwise=false`, the elementwise composites (`gelu`, `silu`,
+    `sigmoid`) stay whole: they fuse like any elementwise op and each
+    lowering expands them inside its kernels, and a library matmul epilogue
+    recognizes `gelu` (`fusion-pipeline` does this).
+
     The pass works on any op that holds fusion ops (a `func.func`, a
     module); it fails only if the rewrite does not converge.
   }];
+  let options = [
+    Option<"elementwise", "elementwise", "bool", /*default=*/"true",
+           "Also decompose gelu, silu and sigmoid">
+  ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
 
@@ -45,6 +54,11 @@ defvar FusionBudgetOptions = [
   Option<"maxLiveValues", "max-live-values", "int64_t", /*default=*/"64",
          "Most values live at once per thread (a register estimate)">
 ];
+defvar FusionMatmulEpilogueOption =
+  Option<"matmulEpilogue", "matmul-epilogue", "::mlir::fusion::MatmulEpilogue",
+         /*default=*/"::mlir::fusion::MatmulEpilogue::library",
+         "Which elementwise consumers join a matmul as its epilogue",
+         "::mlir::fusion::matmulEpilogueValues()">;
 defvar FusionRemarkOption =
   Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
          "Leave a remark with a [reason] on the producer of every edge left "
@@ -75,9 +89,20 @@ def FusionFuseProducerConsumer
     moves fewer bytes; when all consumers end up in one kernel it is computed
     once.
 
+    A matmul takes its epilogue first, as `matmul-epilogue` says: with
+    `library` (the default), the chain of ops that a library call (cuBLASLt)
+    computes on its accumulator, `act(alpha * (A @ B) + C + bias)`: a scale
+    by a constant, a residual of the product's shape, a bias broadcast over
+    the rows, then `relu` or tanh `gelu`, each optional, in that order, each
+    value used only by the next; the first op outside that menu is refused
+    with `[library-epilogue]` and the rest of the chain fuses on its own,
+    reading the product once. With `any`, every elementwise consumer of the
+    product's shape joins (generated matmul kernels run any chain); with
+    `none`, matmul is a boundary.
+
     Refused: a merge that would create a cycle between kernels (`[cycle]`),
-    anything through a matmul (`[matmul-boundary]`; its elementwise
-    consumers become its epilogue with `matmul-epilogue`), anything over a
+    anything into or out of a matmul but its epilogue (`[matmul-boundary]`,
+    `[library-epilogue]`), anything over a
     budget (`[budget]`), reductions (`[reduction]`, left to
     `fusion-fuse-reductions`), a multi-output elementwise kernel whose
     outputs differ in shape (`[shape]`). With `emit-remarks`, each refused
@@ -87,8 +112,7 @@ def FusionFuseProducerConsumer
     Option<"maxRecomputeOps", "max-recompute-ops", "int64_t", /*default=*/"8",
            "Largest producer (in ops) recomputed in each consumer rather "
            "than written once">,
-    Option<"matmulEpilogue", "matmul-epilogue", "bool", /*default=*/"false",
-           "Fuse elementwise consumers into a matmul as its epilogue">,
+    FusionMatmulEpilogueOption,
     Option<"maxRowElements", "max-row-elements", "int64_t",
            /*default=*/"32768",
            "Longest row a row_reduction kernel keeps on chip (the kind and "
@@ -122,6 +146,7 @@ def FusionFuseReductions
     `fusion-fuse-producer-consumer`.
   }];
   let options = FusionBudgetOptions # [FusionRemarkOption,
+    FusionMatmulEpilogueOption,
     Option<"maxRowElements", "max-row-elements", "int64_t",
            /*default=*/"32768",
            "Longest row a row_reduction kernel keeps on chip">,
@@ -199,7 +224,8 @@ def FusionView : Pass<"fusion-view", "ModuleOp"> {
            "Where to write the graph; - is standard error">,
     Option<"maxRowElements", "max-row-elements", "int64_t",
            /*default=*/"32768",
-           "The fusion budget the reasons are given for (as the pipeline's)">
+           "The fusion budget the reasons are given for (as the pipeline's)">,
+    FusionMatmulEpilogueOption
   ];
 }
 

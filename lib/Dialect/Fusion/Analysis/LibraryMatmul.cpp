@@ -1,0 +1,143 @@
+//===- LibraryMatmul.cpp - Matmul kernels a BLAS library can run ----------===//
+
+#include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
+
+#include "fusion/Dialect/Fusion/Analysis/Traffic.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+/// The value of a splat float constant.
+static std::optional<double> getSplatFloat(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return std::nullopt;
+  return splat.getSplatValue<APFloat>().convertToDouble();
+}
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+/// Whether `shape` is one row broadcast over the rows of `product`: [N],
+/// [1, N], [1, 1, N], ... with N the product's column count.
+static bool isRowOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> product) {
+  if (shape.empty() || shape.size() > product.size() ||
+      shape.back() != product.back())
+    return false;
+  return llvm::all_of(shape.drop_back(), [](int64_t d) { return d == 1; });
+}
+
+std::string LibraryEpilogue::extend(Operation *op, Value current,
+                                    function_ref<bool(Value)> isInput) {
+  const std::string prefix = "[library-epilogue] ";
+  if (op->getNumResults() != 1 ||
+      op->getResult(0).getType() != current.getType())
+    return "[shape] an epilogue keeps the product's shape and type";
+  bool hasLater = residual || bias || activation != LibraryActivation::none;
+
+  // The operand of a binary op that is not the chain's value.
+  Value other;
+  if (op->getNumOperands() == 2) {
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    if (lhs == current && rhs == current)
+      return prefix + "the op reads the product twice";
+    other = lhs == current ? rhs : lhs;
+  }
+
+  if (isa<MulOp>(op)) {
+    std::optional<double> scale = getSplatFloat(other);
+    if (!scale)
+      return prefix + "only a scale by a constant multiplies the product";
+    if (hasLater)
+      return prefix + "a scale after the residual, bias or activation";
+    alpha *= *scale;
+    return "";
+  }
+  if (isa<AddOp>(op)) {
+    if (isSplatConstant(other))
+      return prefix + "adding a constant has no library form";
+    if (!isInput(other))
+      return prefix + "the addend is computed in the kernel, not read";
+    ArrayRef<int64_t> product = shapeOf(current);
+    if (shapeOf(other) == product) {
+      if (hasLater)
+        return prefix + "a residual after the bias or activation";
+      residual = other;
+      return "";
+    }
+    if (isRowOf(shapeOf(other), product)) {
+      if (bias || activation != LibraryActivation::none)
+        return prefix + "a second bias, or a bias after the activation";
+      bias = other;
+      return "";
+    }
+    return prefix + "an addend that is neither the product's shape nor one "
+                    "row broadcast over its rows";
+  }
+  bool isRelu = isa<ReluOp>(op);
+  if (isa<MaxOp>(op)) {
+    std::optional<double> bound = getSplatFloat(other);
+    isRelu = bound && *bound == 0.0;
+  }
+  auto gelu = dyn_cast<GeluOp>(op);
+  if (isRelu || gelu) {
+    if (activation != LibraryActivation::none)
+      return prefix + "a second activation";
+    if (gelu && gelu.getApproximation() != GeluApproximation::tanh)
+      return prefix + "erf gelu: the library's GELU is the tanh approximation";
+    activation = isRelu ? LibraryActivation::relu : LibraryActivation::gelu;
+    return "";
+  }
+  return prefix + "'" + op->getName().getStringRef().str() +
+         "' is not a library epilogue";
+}
+
+FailureOr<LibraryMatmul> fusion::matchLibraryMatmul(KernelOp kernel,
+                                                    std::string *reason) {
+  auto fail = [&](const std::string &why) -> FailureOr<LibraryMatmul> {
+    if (reason)
+      *reason = why;
+    return failure();
+  };
+  Block &body = kernel.getBodyBlock();
+  auto isInput = [&](Value v) {
+    return isa<BlockArgument>(v) && v.getParentBlock() == &body;
+  };
+  LibraryMatmul match;
+  for (Operation &op : body.without_terminator()) {
+    if (!isComputeOp(&op))
+      continue;
+    if (!match.matmul) {
+      match.matmul = dyn_cast<MatmulOp>(op);
+      if (!match.matmul)
+        return fail("[library-epilogue] the kernel does not start with its "
+                    "matmul (a prologue)");
+      if (!isInput(match.matmul.getA()) || !isInput(match.matmul.getB()))
+        return fail("[library-epilogue] a matmul operand is computed in the "
+                    "kernel (a prologue)");
+      match.result = match.matmul.getResult();
+      continue;
+    }
+    if (!llvm::is_contained(op.getOperands(), match.result))
+      return fail("[library-epilogue] '" + op.getName().getStringRef().str() +
+                  "' does not continue the product's chain");
+    if (!match.result.hasOneUse())
+      return fail("[library-epilogue] an intermediate epilogue value is used "
+                  "twice");
+    std::string why = match.epilogue.extend(&op, match.result, isInput);
+    if (!why.empty())
+      return fail(why);
+    match.result = op.getResult(0);
+  }
+  if (!match.matmul)
+    return fail("[library-epilogue] the kernel has no matmul");
+  ValueRange yielded = kernel.getYield().getValues();
+  if (yielded.size() != 1 || yielded[0] != match.result)
+    return fail("[library-epilogue] the library writes one output: the end "
+                "of the product's chain");
+  return match;
+}
