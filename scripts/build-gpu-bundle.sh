@@ -33,17 +33,34 @@ for fuse in (True, False):
         json.dump(cpu.report(source, build, fuse), f, indent=1)
 PY
 done
-# The codegen cases (small shapes, every GPU codegen path), matmul epilogues
-# fused.
-PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$build" "$bundle" <<'PY'
+# The codegen cases (small shapes, every GPU codegen path), with the
+# generated matmul and any epilogue fused; the matmul cases and benchmark
+# programs with the defaults (library matmuls, library epilogues), the cases
+# once more with TF32.
+PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$build" "$bundle" "$root" <<'PY'
 import os, sys
 from fusion import cuda
 import codegen_cases
-build, bundle = sys.argv[1:]
+build, bundle, root = sys.argv[1:]
 source = os.path.join(bundle, "codegen_cases.mlir")
 with open(source, "w") as f:
     f.write(codegen_cases.module())
 for fuse in (True, False):
-    print(cuda.compile(source, build, bundle, fuse=fuse, matmul_epilogue=True))
+    print(cuda.compile(source, build, bundle, fuse=fuse, matmul_epilogue="any",
+                       matmul_backend="generated"))
+import matmul_cases
+for stem, text, tf32 in (("matmul_cases", matmul_cases.module(), False),
+                         ("matmul_cases_tf32", matmul_cases.tf32_module(), True)):
+    source = os.path.join(bundle, stem + ".mlir")
+    with open(source, "w") as f:
+        f.write(text)
+    print(cuda.compile(source, build, bundle, matmul_tf32=tf32))
+source = os.path.join(bundle, "matmul_bench.mlir")
+with open(source, "w") as f:
+    for part in ("benchmarks/gpu/matmul_bench.mlir", "examples/transformer_mlp_block.mlir"):
+        f.write(open(os.path.join(root, part)).read())
+print(cuda.compile(source, build, bundle))
+# The same programs with the generated (pre-library) matmul, for before/after.
+print(cuda.compile(source, build, bundle, matmul_backend="generated", suffix=".generated"))
 PY
 du -sh "$bundle"

@@ -13,8 +13,11 @@
 // collapse into one strided batch, the rest are loops of calls.
 //
 // Per shape (sizes, strides, alignments, epilogue) the matmul descriptor,
-// the layouts and the algorithm (cublasLtMatmulAlgoGetHeuristic) are built
-// once and cached; a workspace is allocated once per stream. cuBLASLt is
+// the layouts and the algorithm are built once and cached: the first call
+// times the heuristic's best candidates (cublasLtMatmulAlgoGetHeuristic) on
+// its own operands and keeps the fastest by a margin (its first choice is
+// not always the fastest; tune() says when it is kept untimed); FUSION_MATMUL_AUTOTUNE=0 keeps the first choice, as does a
+// call during stream capture. A workspace is allocated once per stream. cuBLASLt is
 // loaded on first use (libcublasLt.so.13), so modules without library
 // matmuls do not need it. Every status is checked and reported like the
 // driver's errors.
@@ -30,6 +33,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -154,8 +159,14 @@ using PlanKey = std::vector<int64_t>;
 struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo;
+  /// The heuristic's candidates, best first; the chosen one first once
+  /// tuned.
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  bool tuned = false;
 };
+
+/// Candidates the first call of a shape times.
+constexpr int kCandidates = 16;
 
 constexpr size_t kWorkspaceBytes = 32 << 20;
 
@@ -250,11 +261,12 @@ std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
   for (auto [attribute, value] : alignments)
     ok = ok && LT_CHECK(lt, cublasLtMatmulPreferenceSetAttribute(
                                 preference, attribute, &value, sizeof(value)));
-  cublasLtMatmulHeuristicResult_t result = {};
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
   ok = ok && LT_CHECK(lt, cublasLtMatmulAlgoGetHeuristic(
                               lt.handle, plan->desc, plan->a, plan->b, plan->c,
-                              plan->d, preference, 1, &result, &found));
+                              plan->d, preference, kCandidates, results,
+                              &found));
   lt.cublasLtMatmulPreferenceDestroy(preference);
   if (!ok)
     return nullptr;
@@ -264,8 +276,104 @@ std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
                     " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k));
     return nullptr;
   }
-  plan->algo = result.algo;
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      plan->algos.push_back(results[i].algo);
+  if (plan->algos.empty()) {
+    reportError("cublasLtMatmulAlgoGetHeuristic", "no usable algorithm");
+    return nullptr;
+  }
   return plan;
+}
+
+/// Whether tuning may run: not disabled, and `stream` is not being
+/// captured into a graph (timing would break the capture).
+bool mayTune(CUstream stream) {
+  static const bool enabled = [] {
+    const char *value = std::getenv("FUSION_MATMUL_AUTOTUNE");
+    return !value || std::string(value) != "0";
+  }();
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  return enabled && CUDA_CHECK(cuStreamIsCapturing(stream, &capture)) &&
+         capture == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/// Times `plan`'s candidates with `run` and moves the fastest to the
+/// front. Before each timed call the L2 cache is flushed (a program's other
+/// kernels evict the operands between its matmuls; back-to-back calls of
+/// one matmul would favour algorithms that profit from a warm cache).
+/// Rounds go over all candidates in turn, so a clock that drifts during
+/// tuning favours none; a candidate's time is its median round, and the
+/// heuristic's first choice is kept unless another is faster by kMargin.
+/// Every run computes the same product into D: the call's result is
+/// unchanged.
+///
+/// Not tuned either: a product whose output fits in L2 and is a large part
+/// of its traffic (`outputBytes` at least a quarter of `operandBytes`): its
+/// consumer then reads much of it from L2, which depends on the algorithm
+/// in a way timing the product alone does not see (on the H200, 4096^3
+/// bf16 with a bias epilogue followed by a gelu kernel: 0.213 ms with the
+/// heuristic's choice, 0.219-0.231 ms with one 1-4% faster alone).
+bool tune(Plan &plan, CUstream stream, int64_t outputBytes,
+          int64_t operandBytes,
+          const std::function<bool(const cublasLtMatmulAlgo_t &)> &run) {
+  constexpr int kRounds = 5;
+  constexpr float kMargin = 0.99f;
+  plan.tuned = true;
+  if (plan.algos.size() < 2 || !mayTune(stream))
+    return true;
+  // Candidates that cannot run (their warm-up fails) are dropped.
+  std::vector<cublasLtMatmulAlgo_t> usable;
+  for (const cublasLtMatmulAlgo_t &algo : plan.algos)
+    if (run(algo))
+      usable.push_back(algo);
+  if (usable.size() < 2)
+    return true;
+  CUdevice device;
+  int l2Bytes = 0;
+  CUdeviceptr flush = 0;
+  size_t flushBytes = 0;
+  bool ok = CUDA_CHECK(cuCtxGetDevice(&device)) &&
+            CUDA_CHECK(cuDeviceGetAttribute(
+                &l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
+  if (ok && outputBytes <= l2Bytes && 4 * outputBytes >= operandBytes)
+    return true;
+  flushBytes = 2 * static_cast<size_t>(l2Bytes);
+  ok = ok && CUDA_CHECK(cuMemAlloc(&flush, flushBytes));
+  std::vector<CUevent> events(2 * usable.size() * kRounds);
+  for (CUevent &event : events)
+    ok = ok && CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DEFAULT));
+  for (int round = 0; ok && round < kRounds; ++round)
+    for (size_t i = 0; ok && i < usable.size(); ++i) {
+      size_t e = 2 * (round * usable.size() + i);
+      ok = CUDA_CHECK(cuMemsetD8Async(flush, round, flushBytes, stream)) &&
+           CUDA_CHECK(cuEventRecord(events[e], stream)) && run(usable[i]) &&
+           CUDA_CHECK(cuEventRecord(events[e + 1], stream));
+    }
+  ok = ok && CUDA_CHECK(cuEventSynchronize(events.back()));
+  std::vector<float> median(usable.size());
+  for (size_t i = 0; ok && i < usable.size(); ++i) {
+    std::vector<float> times(kRounds);
+    for (int round = 0; ok && round < kRounds; ++round) {
+      size_t e = 2 * (round * usable.size() + i);
+      ok = CUDA_CHECK(cuEventElapsedTime(&times[round], events[e], events[e + 1]));
+    }
+    std::nth_element(times.begin(), times.begin() + kRounds / 2, times.end());
+    median[i] = times[kRounds / 2];
+  }
+  for (CUevent event : events)
+    if (event)
+      cuEventDestroy(event);
+  if (flush)
+    cuMemFree(flush);
+  if (!ok)
+    return false;
+  size_t best = std::min_element(median.begin(), median.end()) - median.begin();
+  // usable[0] is the heuristic's first choice when it runs.
+  if (median[best] < kMargin * median[0])
+    std::swap(usable[0], usable[best]);
+  plan.algos = std::move(usable);
+  return true;
 }
 
 /// The stride of each dimension of `out` (a batch shape) in `t`'s batch
@@ -431,31 +539,39 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
       return;
   }
   float beta = hasResidual ? 1.0f : 0.0f;
-  // The outer batch dimensions, as a counter over `inner` digits.
-  std::vector<int64_t> index(inner, 0);
-  while (true) {
-    int64_t offA = 0, offB = 0, offC = 0, offD = 0;
-    for (int64_t dim = 0; dim < inner; ++dim) {
-      offA += index[dim] * strideA[dim];
-      offB += index[dim] * strideB[dim];
-      offC += index[dim] * strideC[dim];
-      offD += index[dim] * strideD[dim];
+  // One call per index of the outer batch dimensions.
+  auto runAll = [&](const cublasLtMatmulAlgo_t &algo, bool report) {
+    std::vector<int64_t> index(inner, 0);
+    while (true) {
+      int64_t offA = 0, offB = 0, offC = 0, offD = 0;
+      for (int64_t dim = 0; dim < inner; ++dim) {
+        offA += index[dim] * strideA[dim];
+        offB += index[dim] * strideB[dim];
+        offC += index[dim] * strideC[dim];
+        offD += index[dim] * strideD[dim];
+      }
+      cublasStatus_t status = lt->cublasLtMatmul(
+          lt->handle, plan->desc, &alpha, b.data + offB * bytes, plan->a,
+          a.data + offA * bytes, plan->b, &beta, c.data + offC * bytes,
+          plan->c, d.data + offD * bytes, plan->d, &algo,
+          reinterpret_cast<void *>(workspace), kWorkspaceBytes, stream);
+      if (status != CUBLAS_STATUS_SUCCESS)
+        return report ? checkStatus(*lt, status, "cublasLtMatmul") : false;
+      int64_t dim = inner - 1;
+      while (dim >= 0 && ++index[dim] == batchShape[dim])
+        index[dim--] = 0;
+      if (dim < 0)
+        return true;
     }
-    if (!LT_CHECK(*lt, cublasLtMatmul(
-                           lt->handle, plan->desc, &alpha,
-                           b.data + offB * bytes, plan->a,
-                           a.data + offA * bytes, plan->b, &beta,
-                           c.data + offC * bytes, plan->c,
-                           d.data + offD * bytes, plan->d, &plan->algo,
-                           reinterpret_cast<void *>(workspace),
-                           kWorkspaceBytes, stream)))
-      return;
-    int64_t dim = inner - 1;
-    while (dim >= 0 && ++index[dim] == batchShape[dim])
-      index[dim--] = 0;
-    if (dim < 0)
-      break;
-  }
+  };
+  int64_t matrices = total / (m * n);
+  if (!plan->tuned &&
+      !tune(*plan, stream, total * bytes, matrices * (m + n) * k * bytes,
+            [&](const cublasLtMatmulAlgo_t &algo) {
+              return runAll(algo, /*report=*/false);
+            }))
+    return;
+  runAll(plan->algos.front(), /*report=*/true);
 }
 
 #define FUSION_MATMUL_ENTRY(suffix, type, bytes)                               \

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Times the matmul-bearing programs on the GPU machine, side by side in one
+run: Fusion (library matmuls with fused epilogues, called through
+fusion.cuda with preallocated outputs, and as called, which allocates and
+NaN-poisons its outputs), the same programs with Fusion's generated matmul
+(matmul-backend=generated, what ran before the library backend), torch
+eager and torch.compile. Median of
+triton.testing.do_bench; TFLOP/s counts 2*M*N*K per product. The decode
+row (MLP block at 16 tokens) also gives the host time per call, 1000
+calls timed with a host clock. Prints a table last and writes
+matmul_bench.json into $OUT."""
+
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import triton.testing
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from fusion import cuda  # noqa: E402
+
+
+def rms(s, w):
+    sf = s.float()
+    return (sf * torch.rsqrt(sf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).to(s.dtype)
+
+
+def mlp_block(x, r, w, w_up, w_down):
+    s = x + r
+    gate, value = (rms(s, w) @ w_up).chunk(2, -1)
+    return s, (F.silu(gate) * value) @ w_down
+
+
+EAGER = {
+    "matmul_plain": lambda a, b: a @ b,
+    "matmul_bias_gelu": lambda a, b, bias: F.gelu(a @ b + bias),
+    "matmul_bias_gelu_tanh": lambda a, b, bias: F.gelu(a @ b + bias, approximate="tanh"),
+    "mlp_block": mlp_block,
+}
+
+# name, function in the bench module, dynamic size, FLOPs.
+PROGRAMS = [
+    ("matmul_plain", "matmul_plain", None, 2 * 8192 ** 3),
+    ("matmul_bias_gelu", "matmul_bias_gelu", None, 2 * 4096 ** 3),
+    ("matmul_bias_gelu_tanh", "matmul_bias_gelu_tanh", None, 2 * 4096 ** 3),
+    ("mlp_block[4096]", "mlp_block", 4096, 2 * 4096 * 4096 * 22016 + 2 * 4096 * 11008 * 4096),
+    ("mlp_block[16]", "mlp_block", 16, 2 * 16 * 4096 * 22016 + 2 * 16 * 11008 * 4096),
+]
+
+
+def inputs_for(fn, name, size):
+    right = (3, 4) if name == "mlp_block" else (1,)
+    xs = []
+    for i, t in enumerate(fn.inputs):
+        shape = [size if d is None else d for d in t.shape]
+        x = torch.empty(shape, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+        if i in right:
+            x *= (3 / shape[-2]) ** 0.5
+        xs.append(x)
+    return xs
+
+
+def median_ms(f):
+    return triton.testing.do_bench(f, warmup=50, rep=300, return_mode="median")
+
+
+def host_us_per_call(f, calls=1000):
+    f()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        f()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def main():
+    module = cuda.load(os.path.join(here, "matmul_bench.fused.so"))
+    generated = cuda.load(os.path.join(here, "matmul_bench.fused.generated.so"))
+    rows, results = [], []
+    for label, name, size, flops in PROGRAMS:
+        fn = module.functions[name]
+        xs = inputs_for(fn, name, size)
+        outs = fn(*xs)
+        times = {"fusion": median_ms(lambda: fn(*xs, outputs=outs)),
+                 "fusion_as_called": median_ms(lambda: fn(*xs)),
+                 "fusion_generated": median_ms(lambda: generated.functions[name](*xs, outputs=outs)),
+                 "eager": median_ms(lambda: EAGER[name](*xs))}
+        compiled = torch.compile(EAGER[name])
+        compiled(*xs)
+        times["torch.compile"] = median_ms(lambda: compiled(*xs))
+        entry = dict(program=label, flops=flops, ms=times,
+                     tflops={k: flops / v / 1e9 for k, v in times.items()})
+        if size == 16:
+            entry["host_us_per_call"] = {
+                "fusion": host_us_per_call(lambda: fn(*xs, outputs=outs)),
+                "fusion_as_called": host_us_per_call(lambda: fn(*xs)),
+                "eager": host_us_per_call(lambda: EAGER[name](*xs)),
+                "torch.compile": host_us_per_call(lambda: compiled(*xs))}
+        results.append(entry)
+        ratio = times["torch.compile"] / times["fusion"]
+        rows.append(f"{label:24} ms  " + "  ".join(f"{k} {v:8.4f}" for k, v in times.items())
+                    + f"   TFLOP/s fusion {flops / times['fusion'] / 1e9:6.1f}"
+                    f" torch.compile {flops / times['torch.compile'] / 1e9:6.1f}"
+                    f"  ({ratio:.3f}x torch.compile)")
+        if "host_us_per_call" in entry:
+            rows.append(f"{'':24} host us/call  " + "  ".join(
+                f"{k} {v:7.1f}" for k, v in entry["host_us_per_call"].items()))
+    out_dir = os.environ.get("OUT", ".")
+    with open(os.path.join(out_dir, "matmul_bench.json"), "w") as f:
+        json.dump(dict(device=torch.cuda.get_device_name(), results=results), f, indent=1)
+    print(torch.cuda.get_device_name())
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Matmul kernels on the GPU: every library epilogue, ragged and dynamic
+sizes, broadcast batches, the transformer MLP block, and what falls outside
+the library's menu (erf gelu, any other consumer), which runs as a separate
+fused kernel reading the product once.
+
+`module()` gives the MLIR text (compile it with the defaults:
+matmul-epilogue=library, matmul-backend=auto; `tf32_module()` once more
+with --matmul-tf32); `reference(name, *tensors)` the float64 results;
+`shapes(name)` the input shapes to check with (dynamic sizes filled in).
+"""
+
+import math
+import os
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+MODULE = """
+func.func @plain_f32(%a: tensor<77x45xf32>, %b: tensor<45x33xf32>) -> tensor<77x33xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<77x45xf32>, tensor<45x33xf32>) -> tensor<77x33xf32>
+  return %0 : tensor<77x33xf32>
+}
+func.func @bias_relu_bf16(%a: tensor<?x200xbf16>, %b: tensor<200x129xbf16>, %bias: tensor<129xbf16>) -> tensor<?x129xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x200xbf16>, tensor<200x129xbf16>) -> tensor<?x129xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x129xbf16>, tensor<129xbf16>) -> tensor<?x129xbf16>
+  %2 = fusion.relu %1 : tensor<?x129xbf16>
+  return %2 : tensor<?x129xbf16>
+}
+func.func @bias_gelu_tanh_f16(%a: tensor<?x96xf16>, %b: tensor<96x40xf16>, %bias: tensor<1x40xf16>) -> tensor<?x40xf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x96xf16>, tensor<96x40xf16>) -> tensor<?x40xf16>
+  %1 = fusion.add %bias, %0 : (tensor<1x40xf16>, tensor<?x40xf16>) -> tensor<?x40xf16>
+  %2 = fusion.gelu %1 approximation = tanh : tensor<?x40xf16>
+  return %2 : tensor<?x40xf16>
+}
+func.func @bias_gelu_tanh_f32(%a: tensor<300x64xf32>, %b: tensor<64x257xf32>, %bias: tensor<257xf32>) -> tensor<300x257xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<300x64xf32>, tensor<64x257xf32>) -> tensor<300x257xf32>
+  %1 = fusion.add %0, %bias : (tensor<300x257xf32>, tensor<257xf32>) -> tensor<300x257xf32>
+  %2 = fusion.gelu %1 approximation = tanh : tensor<300x257xf32>
+  return %2 : tensor<300x257xf32>
+}
+func.func @gelu_f32(%a: tensor<65x31xf32>, %b: tensor<31x17xf32>) -> tensor<65x17xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<65x31xf32>, tensor<31x17xf32>) -> tensor<65x17xf32>
+  %1 = fusion.gelu %0 approximation = tanh : tensor<65x17xf32>
+  return %1 : tensor<65x17xf32>
+}
+func.func @relu_bf16(%a: tensor<1x300xbf16>, %b: tensor<300x1000xbf16>) -> tensor<1x1000xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<1x300xbf16>, tensor<300x1000xbf16>) -> tensor<1x1000xbf16>
+  %1 = fusion.relu %0 : tensor<1x1000xbf16>
+  return %1 : tensor<1x1000xbf16>
+}
+func.func @scale_residual_bf16(%a: tensor<?x128xbf16>, %b: tensor<128x72xbf16>, %r: tensor<?x72xbf16>) -> tensor<?x72xbf16> {
+  %half = fusion.constant dense<0.5> : tensor<bf16>
+  %0 = fusion.matmul %a, %b : (tensor<?x128xbf16>, tensor<128x72xbf16>) -> tensor<?x72xbf16>
+  %1 = fusion.mul %0, %half : (tensor<?x72xbf16>, tensor<bf16>) -> tensor<?x72xbf16>
+  %2 = fusion.add %r, %1 : tensor<?x72xbf16>
+  return %2 : tensor<?x72xbf16>
+}
+func.func @residual_bias_gelu_bf16(%a: tensor<?x64xbf16>, %b: tensor<64x48xbf16>, %r: tensor<?x48xbf16>, %bias: tensor<48xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x64xbf16>, tensor<64x48xbf16>) -> tensor<?x48xbf16>
+  %1 = fusion.add %0, %r : tensor<?x48xbf16>
+  %2 = fusion.add %1, %bias : (tensor<?x48xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
+  %3 = fusion.gelu %2 approximation = tanh : tensor<?x48xbf16>
+  return %3 : tensor<?x48xbf16>
+}
+func.func @bias_gelu_erf_bf16(%a: tensor<?x128xbf16>, %b: tensor<128x96xbf16>, %bias: tensor<96xbf16>) -> tensor<?x96xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x128xbf16>, tensor<128x96xbf16>) -> tensor<?x96xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x96xbf16>
+  %2 = fusion.gelu %1 : tensor<?x96xbf16>
+  return %2 : tensor<?x96xbf16>
+}
+func.func @batch_bcast_a_f32(%a: tensor<3x20x24xf32>, %b: tensor<24x11xf32>) -> tensor<3x20x11xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<3x20x24xf32>, tensor<24x11xf32>) -> tensor<3x20x11xf32>
+  return %0 : tensor<3x20x11xf32>
+}
+func.func @batch_bcast_b_bf16(%a: tensor<19x32xbf16>, %b: tensor<4x32x40xbf16>, %bias: tensor<40xbf16>) -> tensor<4x19x40xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<19x32xbf16>, tensor<4x32x40xbf16>) -> tensor<4x19x40xbf16>
+  %1 = fusion.add %0, %bias : (tensor<4x19x40xbf16>, tensor<40xbf16>) -> tensor<4x19x40xbf16>
+  return %1 : tensor<4x19x40xbf16>
+}
+func.func @batch_nested_f32(%a: tensor<1x3x9x16xf32>, %b: tensor<2x1x16x5xf32>, %r: tensor<2x3x9x5xf32>) -> tensor<2x3x9x5xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<1x3x9x16xf32>, tensor<2x1x16x5xf32>) -> tensor<2x3x9x5xf32>
+  %1 = fusion.add %0, %r : tensor<2x3x9x5xf32>
+  return %1 : tensor<2x3x9x5xf32>
+}
+func.func @batch_dynamic_bf16(%a: tensor<?x7x50xbf16>, %b: tensor<?x50x30xbf16>) -> tensor<?x7x30xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x7x50xbf16>, tensor<?x50x30xbf16>) -> tensor<?x7x30xbf16>
+  return %0 : tensor<?x7x30xbf16>
+}
+func.func @two_outputs_bf16(%a: tensor<?x64xbf16>, %b: tensor<64x32xbf16>, %bias: tensor<32xbf16>) -> (tensor<?x32xbf16>, tensor<?x32xbf16>) {
+  %0 = fusion.matmul %a, %b : (tensor<?x64xbf16>, tensor<64x32xbf16>) -> tensor<?x32xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x32xbf16>, tensor<32xbf16>) -> tensor<?x32xbf16>
+  %2 = fusion.exp %1 : tensor<?x32xbf16>
+  %3 = fusion.tanh %1 : tensor<?x32xbf16>
+  return %2, %3 : tensor<?x32xbf16>, tensor<?x32xbf16>
+}
+"""
+
+TF32_MODULE = """
+func.func @plain_tf32(%a: tensor<256x512xf32>, %b: tensor<512x192xf32>) -> tensor<256x192xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<256x512xf32>, tensor<512x192xf32>) -> tensor<256x192xf32>
+  return %0 : tensor<256x192xf32>
+}
+"""
+
+# Dynamic sizes each function is checked with (1 is the decode case).
+DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
+           "scale_residual_bf16": [5, 1000], "residual_bias_gelu_bf16": [3, 257],
+           "bias_gelu_erf_bf16": [1, 64], "batch_dynamic_bf16": [1, 6],
+           "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133]}
+
+
+def module():
+    """The cases and the MLP block example (from the source tree)."""
+    example = os.path.join(here, "..", "..", "examples", "transformer_mlp_block.mlir")
+    with open(example) as f:
+        return MODULE + f.read()
+
+
+def tf32_module():
+    return TF32_MODULE
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
+
+
+def _gelu_erf(x):
+    return 0.5 * x * (1 + (x / math.sqrt(2)).erf())
+
+
+def _rms_norm(x, w, eps=1e-6):
+    return x * (x.pow(2).mean(-1, keepdim=True) + eps).rsqrt() * w
+
+
+def reference(name, *xs):
+    """The float64 results of function `name` on inputs `xs`."""
+    x = [t.double() for t in xs]
+    if name == "mlp_block":
+        inp, residual, w_norm, w_up, w_down = x
+        s = inp + residual
+        up = _rms_norm(s, w_norm) @ w_up
+        gate, value = up[:, :11008], up[:, 11008:]
+        return [s, (gate * gate.sigmoid() * value) @ w_down]
+    product = x[0] @ x[1]
+    if name in ("plain_f32", "plain_tf32", "batch_bcast_a_f32", "batch_dynamic_bf16"):
+        return [product]
+    if name == "bias_relu_bf16":
+        return [(product + x[2]).relu()]
+    if name in ("bias_gelu_tanh_f16", "bias_gelu_tanh_f32"):
+        return [_gelu_tanh(product + x[2])]
+    if name == "gelu_f32":
+        return [_gelu_tanh(product)]
+    if name == "relu_bf16":
+        return [product.relu()]
+    if name == "scale_residual_bf16":
+        return [0.5 * product + x[2]]
+    if name == "residual_bias_gelu_bf16":
+        return [_gelu_tanh(product + x[2] + x[3])]
+    if name == "bias_gelu_erf_bf16":
+        return [_gelu_erf(product + x[2])]
+    if name == "batch_bcast_b_bf16":
+        return [product + x[2]]
+    if name == "batch_nested_f32":
+        return [product + x[2]]
+    if name == "two_outputs_bf16":
+        biased = product + x[2]
+        return [biased.exp(), biased.tanh()]
+    raise KeyError(name)
