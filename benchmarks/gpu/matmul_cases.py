@@ -3,14 +3,19 @@ sizes, broadcast batches, the transformer MLP block, and what falls outside
 the library's menu (erf gelu, any other consumer), which runs as a separate
 fused kernel reading the product once.
 
-`module()` gives the MLIR text (compile it with the defaults:
-matmul-epilogue=library, matmul-backend=auto; `tf32_module()` once more
-with --matmul-tf32); `reference(name, *tensors)` the float64 results;
-`shapes(name)` the input shapes to check with (dynamic sizes filled in).
+`module()` gives the MLIR text with the MLP block example (compile it with
+the defaults: matmul-epilogue=library, matmul-backend=auto), `MODULE` the
+cases alone, `tf32_module()` a case to compile with --matmul-tf32;
+`reference(name, *arrays, ops=...)` the float64 results (numpy or torch); `DYNAMIC` the
+dynamic sizes to check each function at. The GPU checks run them
+(matmul_checks.py), the CPU suite runs `MODULE` through the CPU target
+(test/Integration/CPU/matmul-epilogues.py).
 """
 
 import math
 import os
+
+import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -119,49 +124,52 @@ def tf32_module():
     return TF32_MODULE
 
 
-def _gelu_tanh(x):
-    return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
+class NumpyOps:
+    """The array operations the references use, for numpy (the CPU suite)."""
+    f64 = staticmethod(lambda t: np.asarray(t, dtype=np.float64))
+    tanh, exp, sqrt = np.tanh, np.exp, np.sqrt
+    erf = staticmethod(np.vectorize(math.erf))
+    relu = staticmethod(lambda v: np.maximum(v, 0))
+    mean_last = staticmethod(lambda v: v.mean(-1, keepdims=True))
 
 
-def _gelu_erf(x):
-    return 0.5 * x * (1 + (x / math.sqrt(2)).erf())
+class TorchOps:
+    """The same for torch tensors (the GPU checks, float64 on the GPU)."""
+    def __init__(self):
+        import torch
+        self.f64 = lambda t: t.double()
+        self.tanh, self.exp, self.sqrt, self.erf = torch.tanh, torch.exp, torch.sqrt, torch.erf
+        self.relu = torch.relu
+        self.mean_last = lambda v: v.mean(-1, keepdim=True)
 
 
-def _rms_norm(x, w, eps=1e-6):
-    return x * (x.pow(2).mean(-1, keepdim=True) + eps).rsqrt() * w
-
-
-def reference(name, *xs):
-    """The float64 results of function `name` on inputs `xs`."""
-    x = [t.double() for t in xs]
+def reference(name, *xs, ops=NumpyOps):
+    """The float64 results of function `name` on inputs `xs` (numpy arrays
+    with NumpyOps, torch tensors with TorchOps())."""
+    x = [ops.f64(t) for t in xs]
+    gelu_tanh = lambda v: 0.5 * v * (1 + ops.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+    gelu_erf = lambda v: 0.5 * v * (1 + ops.erf(v / math.sqrt(2)))
     if name == "mlp_block":
         inp, residual, w_norm, w_up, w_down = x
         s = inp + residual
-        up = _rms_norm(s, w_norm) @ w_up
+        up = s / ops.sqrt(ops.mean_last(s * s) + 1e-6) * w_norm @ w_up
         gate, value = up[:, :11008], up[:, 11008:]
-        return [s, (gate * gate.sigmoid() * value) @ w_down]
+        return [s, (gate / (1 + ops.exp(-gate)) * value) @ w_down]
     product = x[0] @ x[1]
-    if name in ("plain_f32", "plain_tf32", "batch_bcast_a_f32", "batch_dynamic_bf16"):
-        return [product]
-    if name == "bias_relu_bf16":
-        return [(product + x[2]).relu()]
-    if name in ("bias_gelu_tanh_f16", "bias_gelu_tanh_f32"):
-        return [_gelu_tanh(product + x[2])]
-    if name == "gelu_f32":
-        return [_gelu_tanh(product)]
-    if name == "relu_bf16":
-        return [product.relu()]
-    if name == "scale_residual_bf16":
-        return [0.5 * product + x[2]]
-    if name == "residual_bias_gelu_bf16":
-        return [_gelu_tanh(product + x[2] + x[3])]
-    if name == "bias_gelu_erf_bf16":
-        return [_gelu_erf(product + x[2])]
-    if name == "batch_bcast_b_bf16":
-        return [product + x[2]]
-    if name == "batch_nested_f32":
-        return [product + x[2]]
-    if name == "two_outputs_bf16":
-        biased = product + x[2]
-        return [biased.exp(), biased.tanh()]
-    raise KeyError(name)
+    return {
+        "plain_f32": lambda: [product],
+        "plain_tf32": lambda: [product],
+        "batch_bcast_a_f32": lambda: [product],
+        "batch_dynamic_bf16": lambda: [product],
+        "bias_relu_bf16": lambda: [ops.relu(product + x[2])],
+        "bias_gelu_tanh_f16": lambda: [gelu_tanh(product + x[2])],
+        "bias_gelu_tanh_f32": lambda: [gelu_tanh(product + x[2])],
+        "gelu_f32": lambda: [gelu_tanh(product)],
+        "relu_bf16": lambda: [ops.relu(product)],
+        "scale_residual_bf16": lambda: [0.5 * product + x[2]],
+        "residual_bias_gelu_bf16": lambda: [gelu_tanh(product + x[2] + x[3])],
+        "bias_gelu_erf_bf16": lambda: [gelu_erf(product + x[2])],
+        "batch_bcast_b_bf16": lambda: [product + x[2]],
+        "batch_nested_f32": lambda: [product + x[2]],
+        "two_outputs_bf16": lambda: [ops.exp(product + x[2]), ops.tanh(product + x[2])],
+    }[name]()

@@ -2,7 +2,9 @@
 """Times every workload on the GPU machine, side by side in one run: Fusion
 fused and unfused, torch eager, torch.compile, and a device-to-device copy
 (the ceiling). Median of triton.testing.do_bench; effective GB/s = the
-workload's minimal bytes / median time. Prints a table last and writes
+workload's minimal bytes / median time. With FUSION_BENCH_BEFORE set to
+another build of the same workloads (a library compiled before a codegen
+change), it is timed too, as `fusion_before`. Prints a table last and writes
 bench_<scale>.json into $OUT."""
 
 import json
@@ -110,6 +112,8 @@ def main():
     names = sys.argv[2:] or None
     fused = cuda.load(os.path.join(here, f"workloads_{scale}.fused.so"))
     unfused = cuda.load(os.path.join(here, f"workloads_{scale}.unfused.so"))
+    before = os.environ.get("FUSION_BENCH_BEFORE")
+    before = cuda.load(before) if before else None
     big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(big)
     copy_ms = median_ms(lambda: dst.copy_(big))
@@ -127,6 +131,8 @@ def main():
         nbytes = minimal_bytes(fn, xs, outs)
         times = {}
         times["fusion"] = median_ms(lambda: fn(*xs, outputs=outs))
+        if before:
+            times["fusion_before"] = median_ms(lambda: before.functions[name](*xs, outputs=outs))
         times["fusion_unfused"] = median_ms(lambda: unfused.functions[name](*xs))
         times["eager"] = median_ms(lambda: eager(name)(*xs))
         try:

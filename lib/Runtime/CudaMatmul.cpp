@@ -166,7 +166,7 @@ struct Plan {
 };
 
 /// Candidates the first call of a shape times.
-constexpr int kCandidates = 16;
+constexpr int kCandidates = 64;
 
 constexpr size_t kWorkspaceBytes = 32 << 20;
 

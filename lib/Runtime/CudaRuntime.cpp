@@ -188,6 +188,19 @@ void mgpuStreamSynchronize(void *stream) {
 void *mgpuMemAlloc(uint64_t size, void * /*stream*/, bool /*hostShared*/) {
   if (!ensureContext())
     return nullptr;
+  // The device's default pool keeps what is freed (release threshold: all)
+  // instead of returning it to the driver at every synchronization, so the
+  // intermediates of the next call reuse it rather than mapping new memory.
+  static const bool keepFreedMemory = [] {
+    CUdevice device;
+    CUmemoryPool pool;
+    cuuint64_t threshold = ~cuuint64_t(0);
+    return CUDA_CHECK(cuCtxGetDevice(&device)) &&
+           CUDA_CHECK(cuDeviceGetDefaultMemPool(&pool, device)) &&
+           CUDA_CHECK(cuMemPoolSetAttribute(
+               pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  }();
+  (void)keepFreedMemory;
   // Stream-ordered on the default stream, like the launches around it.
   CUdeviceptr pointer = 0;
   if (size && !CUDA_CHECK(cuMemAllocAsync(&pointer, size, nullptr)))

@@ -19,15 +19,25 @@ ByteCount ByteCount::ofType(Type type) {
   auto tensor = dyn_cast_if_present<RankedTensorType>(type);
   if (!tensor)
     return ByteCount();
-  int64_t bytes =
-      std::max<int64_t>(1, tensor.getElementType().getIntOrFloatBitWidth() / 8);
-  SmallVector<unsigned, 2> symbols;
+  return ofElements(
+      type,
+      std::max<int64_t>(1, tensor.getElementType().getIntOrFloatBitWidth() / 8));
+}
+
+ByteCount ByteCount::ofElements(Type type, int64_t perElement,
+                                ArrayRef<unsigned> extraSymbols) {
+  auto tensor = dyn_cast_if_present<RankedTensorType>(type);
+  if (!tensor)
+    return ByteCount();
+  int64_t bytes = perElement;
+  SmallVector<unsigned, 2> symbols(extraSymbols);
   for (auto [i, dim] : llvm::enumerate(tensor.getShape())) {
     if (ShapedType::isDynamic(dim))
       symbols.push_back(i);
     else
       bytes *= dim;
   }
+  llvm::sort(symbols);
   ByteCount count;
   if (bytes != 0)
     count.terms[symbols] = bytes;
@@ -134,4 +144,19 @@ KernelTraffic fusion::getOpTraffic(Operation *op) {
   for (Type type : op->getResultTypes())
     traffic.written += ByteCount::ofType(type);
   return traffic;
+}
+
+ByteCount fusion::getKernelFlops(KernelOp kernel) {
+  ByteCount flops;
+  kernel.getBodyBlock().walk([&](MatmulOp matmul) {
+    auto a = cast<RankedTensorType>(matmul.getA().getType());
+    int64_t k = a.getShape().back();
+    SmallVector<unsigned, 1> dynamicK;
+    if (ShapedType::isDynamic(k))
+      dynamicK.push_back(a.getRank() - 1);
+    flops += ByteCount::ofElements(matmul.getType(),
+                                   ShapedType::isDynamic(k) ? 2 : 2 * k,
+                                   dynamicK);
+  });
+  return flops;
 }

@@ -21,6 +21,7 @@ namespace mlir::fusion {
 class KernelOp;
 
 /// A number of bytes: sum of coefficient * product of dynamic-size symbols.
+/// (Operation counts use the same polynomials: getKernelFlops.)
 class ByteCount {
 public:
   ByteCount() = default;
@@ -29,6 +30,10 @@ public:
   /// The bytes a tensor of `type` occupies in device memory (i1 takes a
   /// byte). Null types and non-tensors count zero.
   static ByteCount ofType(Type type);
+  /// `perElement` times the elements of `type`, times the dynamic sizes
+  /// `extraSymbols` (dimension indices, as the symbols `d<i>`).
+  static ByteCount ofElements(Type type, int64_t perElement,
+                              ArrayRef<unsigned> extraSymbols = {});
 
   ByteCount &operator+=(const ByteCount &other);
   friend ByteCount operator+(ByteCount a, const ByteCount &b) { return a += b; }
@@ -62,6 +67,11 @@ KernelTraffic getKernelTraffic(KernelOp kernel);
 /// Traffic of `op` run alone, as one launch: its operands read, its results
 /// written.
 KernelTraffic getOpTraffic(Operation *op);
+
+/// Floating-point operations of the matmuls in `kernel`: 2*M*N*K per
+/// product (times the batch). Elementwise math is not counted: kernels
+/// without a matmul are bound by their bytes.
+ByteCount getKernelFlops(KernelOp kernel);
 
 } // namespace mlir::fusion
 

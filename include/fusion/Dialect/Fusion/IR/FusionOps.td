@@ -413,7 +413,7 @@ def Fusion_TransposeOp : Fusion_Op<"transpose",
 }
 
 //===----------------------------------------------------------------------===//
-// Matmul (a fusion boundary)
+// Matmul
 //===----------------------------------------------------------------------===//
 
 def Fusion_MatmulOp : Fusion_Op<"matmul",
@@ -421,8 +421,10 @@ def Fusion_MatmulOp : Fusion_Op<"matmul",
   let summary = "batched matrix product";
   let description = [{
     `[..., M, K] x [..., K, N] -> [..., M, N]`, accumulating in f32; batch
-    dimensions broadcast like the elementwise ops. Matmul is a fusion
-    boundary: elementwise ops are never fused through it.
+    dimensions broadcast like the elementwise ops. Nothing fuses into a
+    matmul's kernel but its epilogue: the elementwise consumers that
+    `matmul-epilogue` allows (by default what a library call computes on its
+    accumulator: a scale, a residual, a row bias, relu or tanh gelu).
 
     Example:
 

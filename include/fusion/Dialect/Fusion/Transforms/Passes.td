@@ -184,19 +184,38 @@ def FusionReport : Pass<"fusion-report", "ModuleOp"> {
     `unfused_launches`). Every kernel is one launch (a split `wide_row` is
     one launch of clusters).
 
-    With dynamic dimensions a byte count is `null` and a formula is given
-    beside it (`bytes_formula`), in symbols `d<i>` for a dynamic size at
-    dimension i.
+    Each kernel also gets its FLOPs (2*M*N*K per matmul; elementwise math is
+    not counted) and a predicted time on the target: the larger of its bytes
+    over `bandwidth` and its FLOPs over the matmul peak (`matmul-tflops` for
+    f16/bf16 products, `f32-matmul-tflops` for f32), so the report shows
+    where the time goes; the function's predicted time is their sum. The
+    defaults are the H200's: 4250 GB/s and 700 TFLOP/s measured (copy and
+    cuBLAS bf16), 67 TFLOP/s f32 from the datasheet.
+
+    With dynamic dimensions a count is `null` and a formula is given beside
+    it (`bytes_formula`, `flops_formula`), in symbols `d<i>` for a dynamic
+    size at dimension i; times are predicted with every dynamic size set to
+    `dynamic-size`, or not at all when it is 0 (the default).
 
     JSON (`format=json`) has one object per function under `functions`,
-    with the keys `name`, `kernels`, `launches`, `bytes`,
-    `unfused_launches`, `unfused_bytes` and `kernel_list`; each entry of
-    `kernel_list` has `name`, `kind`, `ops`, `bytes_read` and
-    `bytes_written`. The pass does not change the IR.
+    with the keys `name`, `kernels`, `launches`, `bytes`, `flops`,
+    `predicted_us`, `unfused_launches`, `unfused_bytes` and `kernel_list`;
+    each entry of `kernel_list` has `name`, `kind`, `ops`, `bytes_read`,
+    `bytes_written`, `flops` and `predicted_us` (null when not predicted).
+    The pass does not change the IR.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
            "Output format: text or json">,
+    Option<"bandwidth", "bandwidth", "double", /*default=*/"4250.0",
+           "Device-memory bandwidth in GB/s (read plus write)">,
+    Option<"matmulTflops", "matmul-tflops", "double", /*default=*/"700.0",
+           "Matmul peak for f16 and bf16 products, TFLOP/s">,
+    Option<"f32MatmulTflops", "f32-matmul-tflops", "double",
+           /*default=*/"67.0", "Matmul peak for f32 products, TFLOP/s">,
+    Option<"dynamicSize", "dynamic-size", "int64_t", /*default=*/"0",
+           "Each dynamic size, for predicted times (0: no prediction for "
+           "kernels with dynamic sizes)">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "Where to write the report; - is standard error">
   ];
