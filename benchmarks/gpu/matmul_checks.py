@@ -72,13 +72,14 @@ def check(module, name, size, tolerance, results, lines):
     lines.append(f"{'ok  ' if ok else 'FAIL'} {label:32} rel.err {detail}")
 
 
-def expect_error(module, name, xs, needle, results, lines):
-    """A call with mismatched dynamic sizes must raise, naming the problem."""
+def expect_error(module, name, xs, needle, results, lines, outputs=None):
+    """A call with mismatched sizes or wrong outputs must raise, naming the
+    problem."""
     try:
-        module.functions[name](*xs)
+        module.functions[name](*xs, outputs=outputs)
         torch.cuda.synchronize()
         ok, detail = False, "no error raised"
-    except (RuntimeError, ValueError) as e:
+    except (RuntimeError, ValueError, TypeError) as e:
         ok, detail = needle in str(e), str(e).splitlines()[0][:100]
     results.append(dict(case=f"error:{name}", ok=ok, errors=detail))
     lines.append(f"{'ok  ' if ok else 'FAIL'} {'error: ' + name:32} {detail}")
@@ -98,6 +99,14 @@ def main():
     b = torch.randn(128, 72, device="cuda", dtype=torch.bfloat16)
     r = torch.randn(7, 72, device="cuda", dtype=torch.bfloat16)
     expect_error(module, "scale_residual_bf16", [a, b, r], "residual", results, lines)
+    # Outputs given by the caller are checked like the inputs.
+    r = torch.randn(5, 72, device="cuda", dtype=torch.bfloat16)
+    wrong = torch.empty(5, 72, device="cuda", dtype=torch.float32)
+    expect_error(module, "scale_residual_bf16", [a, b, r], "output 0 has dtype", results, lines,
+                 outputs=[wrong])
+    strided = torch.empty(72, 5, device="cuda", dtype=torch.bfloat16).t()
+    expect_error(module, "scale_residual_bf16", [a, b, r], "not contiguous", results, lines,
+                 outputs=[strided])
     out_dir = os.environ.get("OUT", ".")
     with open(os.path.join(out_dir, "matmul_checks.json"), "w") as f:
         json.dump(results, f, indent=1)

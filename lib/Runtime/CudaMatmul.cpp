@@ -424,10 +424,13 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
 
   // Sizes that must agree, checked before anything runs.
   int64_t m = d.rows(), n = d.cols(), k = a.cols();
-  std::string shapes = "A " + shapeString(a) + ", B " + shapeString(b) +
-                       ", D " + shapeString(d);
+  // Built only for an error message.
+  auto shapes = [&] {
+    return "A " + shapeString(a) + ", B " + shapeString(b) + ", D " +
+           shapeString(d);
+  };
   if (a.rows() != m || b.rows() != k || b.cols() != n) {
-    reportError(entry, "mismatched sizes: " + shapes);
+    reportError(entry, "mismatched sizes: " + shapes());
     return;
   }
   if (hasResidual && c.sizes != d.sizes) {
@@ -452,13 +455,13 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
       !batchStrides(c, batchShape, strideC) ||
       !batchStrides(d, batchShape, strideD) ||
       static_cast<int64_t>(batchShape.size()) < std::max(aRank, bRank) - 2) {
-    reportError(entry, "batch dimensions do not broadcast: " + shapes);
+    reportError(entry, "batch dimensions do not broadcast: " + shapes());
     return;
   }
   int64_t lda, ldb, ldc, ldd;
   if (!leadingDimension(a, lda) || !leadingDimension(b, ldb) ||
       !leadingDimension(c, ldc) || !leadingDimension(d, ldd)) {
-    reportError(entry, "an operand's rows are not contiguous: " + shapes);
+    reportError(entry, "an operand's rows are not contiguous: " + shapes());
     return;
   }
   int64_t total = m * n;

@@ -14,8 +14,10 @@ and returned. A CUDA error in the runtime raises RuntimeError.
 """
 
 import ctypes
+import itertools
 import json
 import os
+import threading
 
 from . import cpu
 
@@ -47,6 +49,11 @@ class Function:
         # Looked up once: calls are on the hot path (launch-bound programs).
         self._input_dtypes = [self._torch_dtype(t) for t in inputs]
         self._output_dtypes = [self._torch_dtype(t) for t in outputs]
+        self._ranks = [len(t.shape) for t in list(inputs) + list(outputs)]
+        # The sizes each argument must have, as (dimension, size).
+        self._static_sizes = [tuple((i, d) for i, d in enumerate(t.shape) if d is not None)
+                              for t in list(inputs) + list(outputs)]
+        self._local = threading.local()
 
     @staticmethod
     def _torch_dtype(t):
@@ -54,25 +61,49 @@ class Function:
         return {"f32": torch.float32, "f16": torch.float16,
                 "bf16": torch.bfloat16, "i1": torch.bool}[t.element]
 
-    def check(self, tensors):
+    def check(self, tensors, outputs=None):
+        """Raises SignatureError unless `tensors` (and `outputs`, when the
+        caller provides them) match the signature."""
         import torch
         if len(tensors) != len(self.inputs):
             raise cpu.SignatureError(f"{self.name} takes {len(self.inputs)} tensors, got {len(tensors)}")
-        for i, (x, t, dtype) in enumerate(zip(tensors, self.inputs, self._input_dtypes)):
+        if outputs is not None and len(outputs) != len(self.outputs):
+            raise cpu.SignatureError(f"{self.name} writes {len(self.outputs)} outputs, got {len(outputs)}")
+        what = "argument" if outputs is None else "output"
+        checked = zip(tensors if outputs is None else outputs,
+                      self.inputs if outputs is None else self.outputs,
+                      self._input_dtypes if outputs is None else self._output_dtypes,
+                      self._static_sizes if outputs is None else self._static_sizes[len(self.inputs):])
+        for i, (x, t, dtype, static) in enumerate(checked):
             if not isinstance(x, torch.Tensor) or not x.is_cuda:
-                raise cpu.SignatureError(f"{self.name}: argument {i} is not a CUDA tensor")
+                raise cpu.SignatureError(f"{self.name}: {what} {i} is not a CUDA tensor")
             if x.dtype != dtype:
-                raise cpu.SignatureError(f"{self.name}: argument {i} has dtype {x.dtype}, expected {t}")
-            if x.dim() != len(t.shape) or any(d is not None and d != s for d, s in zip(t.shape, x.shape)):
-                raise cpu.SignatureError(f"{self.name}: argument {i} has shape {tuple(x.shape)}, expected {t}")
+                raise cpu.SignatureError(f"{self.name}: {what} {i} has dtype {x.dtype}, expected {t}")
+            shape = x.shape
+            if len(shape) != len(t.shape) or any(shape[k] != size for k, size in static):
+                raise cpu.SignatureError(f"{self.name}: {what} {i} has shape {tuple(shape)}, expected {t}")
+            if outputs is not None and not x.is_contiguous():
+                raise cpu.SignatureError(f"{self.name}: output {i} is not contiguous")
 
     def output_shapes(self, tensors):
         return cpu.output_shapes(self.name, self.inputs, self.outputs,
                                  [tuple(x.shape) for x in tensors])
 
+    def _arguments(self):
+        """This thread's memref descriptors and pointers to them, made on its
+        first call: a call only fills them."""
+        arguments = getattr(self._local, "arguments", None)
+        if arguments is None:
+            descriptors = [cpu._descriptor_type(rank)() for rank in self._ranks]
+            arguments = (descriptors, [ctypes.byref(d) for d in descriptors])
+            self._local.arguments = arguments
+        return arguments
+
     def __call__(self, *tensors, outputs=None):
         import torch
         self.check(tensors)
+        if outputs is not None:
+            self.check(tensors, outputs)
         tensors = [x.contiguous() for x in tensors]
         if outputs is None:
             outputs = []
@@ -82,20 +113,15 @@ class Function:
                 if t.element != "i1":
                     out.fill_(float("nan"))  # poison: unwritten elements stay NaN
                 outputs.append(out)
-        descriptors = [_descriptor(x) for x in list(tensors) + list(outputs)]
-        self._entry(*[ctypes.byref(d) for d in descriptors])
+        descriptors, pointers = self._arguments()
+        for desc, x, rank in zip(descriptors, itertools.chain(tensors, outputs), self._ranks):
+            desc.allocated = desc.aligned = x.data_ptr()
+            if rank:
+                desc.sizes[:] = x.shape
+                desc.strides[:] = x.stride()
+        self._entry(*pointers)
         self.module.raise_if_failed()
         return tuple(outputs)
-
-
-def _descriptor(x):
-    desc = cpu._descriptor_type(x.dim())()
-    desc.allocated = desc.aligned = ctypes.c_void_p(x.data_ptr())
-    desc.offset = 0
-    for i in range(x.dim()):
-        desc.sizes[i] = x.shape[i]
-        desc.strides[i] = x.stride(i)
-    return desc
 
 
 class Module(cpu.FunctionTable):
