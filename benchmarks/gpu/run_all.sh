@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one command on the GPU machine, from the bundle: correctness (small and
-# full shapes), timings beside torch eager, torch.compile, jax.jit and the
-# copy ceiling, DRAM traffic from ncu against the report, and the GPU time of
-# each decode kernel. JSON results go to $OUT (or ./results); the short table
+# full shapes, and the matmul cases), timings beside torch eager,
+# torch.compile, jax.jit and the copy ceiling, DRAM traffic from ncu against
+# the report, the GPU time of each decode kernel, and the matmul programs
+# (TFLOP/s beside torch eager and torch.compile). JSON results go to $OUT (or ./results); the short table
 # comes last.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -11,6 +12,7 @@ mkdir -p "$OUT"
 status=0
 python3 run_checks.py small > "$OUT/checks_small.txt" 2>&1 || status=1
 python3 run_checks.py full > "$OUT/checks_full.txt" 2>&1 || status=1
+python3 matmul_checks.py > "$OUT/matmul_checks.txt" 2>&1 || status=1
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum
 for v in fused unfused; do
   ncu --clock-control none --metrics $ncu_metrics --csv python3 run_traffic.py full $v \
@@ -21,9 +23,11 @@ ncu --clock-control none --metrics gpu__time_duration.sum --csv python3 run_traf
   > "$OUT/ncu_decode.csv" 2> "$OUT/ncu_decode.err" || status=1
 python3 run_traffic.py --decode-times "$OUT/ncu_decode.csv" > "$OUT/decode.txt" 2>&1 || status=1
 python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
+python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1
 
-echo "== correctness";  grep -h -E "FAIL|passed" "$OUT/checks_small.txt" "$OUT/checks_full.txt"
+echo "== correctness";  grep -h -E "FAIL|passed" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt"
 echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt"
 echo "== decode: GPU time per kernel"; cat "$OUT/decode.txt"
 echo "== effective GB/s"; cat "$OUT/bench.txt"
+echo "== matmul programs"; cat "$OUT/matmul_bench.txt"
 exit $status

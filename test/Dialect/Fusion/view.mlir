@@ -26,3 +26,19 @@ func.func @norm_matmul(%x: tensor<8x256xf32>, %g: tensor<256xf32>, %w: tensor<25
   %0 = fusion.matmul %n, %w : (tensor<8x256xf32>, tensor<256x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// A library epilogue: the bias joins the matmul's kernel; the edge into the
+// erf gelu carries the reason it did not.
+// CHECK: label="func @matmul_bias_erf_gelu";
+// CHECK: label="matmul_bias_erf_gelu_k0 (matmul)
+// CHECK: [[BMM:n[0-9]+]] [label="fusion.matmul\n8x32xf32"];
+// CHECK: [[BIAS:n[0-9]+]] [label="fusion.add\n8x32xf32"];
+// CHECK: [[GELU:n[0-9]+]] [label="fusion.gelu\n8x32xf32"];
+// CHECK-DAG: [[BMM]] -> [[BIAS]];
+// CHECK-DAG: [[BIAS]] -> [[GELU]] [label="1024 B\n[library-epilogue] erf gelu: the library's GELU is the tanh approximation", style=dashed, color=red, fontcolor=red];
+func.func @matmul_bias_erf_gelu(%x: tensor<8x256xf32>, %w: tensor<256x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %0 = fusion.matmul %x, %w : (tensor<8x256xf32>, tensor<256x32xf32>) -> tensor<8x32xf32>
+  %1 = fusion.add %0, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %2 = fusion.gelu %1 : tensor<8x32xf32>
+  return %2 : tensor<8x32xf32>
+}
