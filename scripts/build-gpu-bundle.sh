@@ -60,6 +60,8 @@ with open(source, "w") as f:
     for part in ("benchmarks/gpu/matmul_bench.mlir", "examples/transformer_mlp_block.mlir"):
         f.write(open(os.path.join(root, part)).read())
 print(cuda.compile(source, build, bundle))
+# The call-path checks' functions.
+print(cuda.compile(os.path.join(root, "benchmarks/gpu/call_path.mlir"), build, bundle))
 # The same programs with the generated (pre-library) matmul, for before/after.
 print(cuda.compile(source, build, bundle, matmul_backend="generated", suffix=".generated"))
 PY

@@ -22,7 +22,7 @@ def main():
         count = lambda prefix: len([k for k in data.files if k.startswith(prefix)])  # noqa: E731
         args = [data[f"input{i}"] for i in range(count("input"))] + \
                [data[f"param{i}"] for i in range(count("param"))]
-        module = cpu.compile(source, build, fuse=True, work_dir=directory)
+        module = cpu.compile(source, build, fuse=True, work_dir=directory, debug=True)
         got = module.functions[name](*args)
         for i, g in enumerate(got):
             e = data[f"expected{i}"].astype(np.float64)

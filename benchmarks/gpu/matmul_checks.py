@@ -87,8 +87,8 @@ def expect_error(module, name, xs, needle, results, lines, outputs=None):
 
 def main():
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
-    module = cuda.load(os.path.join(here, "matmul_cases.fused.so"))
-    tf32 = cuda.load(os.path.join(here, "matmul_cases_tf32.fused.so"))
+    module = cuda.load(os.path.join(here, "matmul_cases.fused.so"), debug=True)
+    tf32 = cuda.load(os.path.join(here, "matmul_cases_tf32.fused.so"), debug=True)
     results, lines = [], []
     for name, fn in module.functions.items():
         for size in matmul_cases.DYNAMIC.get(name, [None]):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Times every workload on the GPU machine, side by side in one run: Fusion
-fused and unfused, torch eager, torch.compile, and a device-to-device copy
+fused (with preallocated outputs, and as called: outputs allocated by the
+call) and unfused, torch eager, torch.compile, and a device-to-device copy
 (the ceiling). Median of triton.testing.do_bench; effective GB/s = the
 workload's minimal bytes / median time. With FUSION_BENCH_BEFORE set to
 another build of the same workloads (a library compiled before a codegen
@@ -131,6 +132,7 @@ def main():
         nbytes = minimal_bytes(fn, xs, outs)
         times = {}
         times["fusion"] = median_ms(lambda: fn(*xs, outputs=outs))
+        times["fusion_as_called"] = median_ms(lambda: fn(*xs))
         if before:
             times["fusion_before"] = median_ms(lambda: before.functions[name](*xs, outputs=outs))
         times["fusion_unfused"] = median_ms(lambda: unfused.functions[name](*xs))

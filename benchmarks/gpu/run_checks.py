@@ -58,7 +58,8 @@ def main():
 
 
 def check_suite(stem, reference, results, lines):
-    modules = {fuse: cuda.load(os.path.join(here, f"{stem}.{'fused' if fuse else 'unfused'}.so"))
+    modules = {fuse: cuda.load(os.path.join(here, f"{stem}.{'fused' if fuse else 'unfused'}.so"),
+                          debug=True)
                for fuse in (True, False)}
     for name, fn in modules[True].functions.items():
         row_counts = [1, 13, 1024] if any(d is None for t in fn.inputs for d in t.shape) else [None]

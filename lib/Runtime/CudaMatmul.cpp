@@ -16,10 +16,13 @@
 // the layouts and the algorithm are built once and cached: the first call
 // times the heuristic's best candidates (cublasLtMatmulAlgoGetHeuristic) on
 // its own operands and keeps the fastest by a margin (its first choice is
-// not always the fastest; tune() says when it is kept untimed); FUSION_MATMUL_AUTOTUNE=0 keeps the first choice, as does a
-// call during stream capture. A workspace is allocated once per stream. cuBLASLt is
-// loaded on first use (libcublasLt.so.13), so modules without library
-// matmuls do not need it. Every status is checked and reported like the
+// not always the fastest; tune() says when it is kept untimed);
+// FUSION_MATMUL_AUTOTUNE=0 keeps the first choice, as does a call during
+// stream capture. Calls run on the caller's stream (fusion_cuda_set_stream).
+// A workspace is allocated once per stream, on its first use; a stream
+// first used while it is captured into a CUDA graph (where nothing may be
+// allocated) runs without one. cuBLASLt is loaded on first use
+// (libcublasLt.so.13), so modules without library matmuls do not need it. Every status is checked and reported like the
 // driver's errors.
 //
 //===----------------------------------------------------------------------===//
@@ -174,16 +177,27 @@ std::mutex mutex;
 std::map<PlanKey, std::unique_ptr<Plan>> plans;
 std::map<CUstream, CUdeviceptr> workspaces;
 
-/// The workspace of `stream`, allocated on its first use.
-bool getWorkspace(CUstream stream, CUdeviceptr &workspace) {
+/// The workspace of `stream` and its size: allocated on the stream's first
+/// use, none when that use is during stream capture.
+bool getWorkspace(CUstream stream, CUdeviceptr &workspace, size_t &bytes) {
   auto it = workspaces.find(stream);
   if (it != workspaces.end()) {
     workspace = it->second;
+    bytes = kWorkspaceBytes;
+    return true;
+  }
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!CUDA_CHECK(cuStreamIsCapturing(stream, &capture)))
+    return false;
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    workspace = 0;
+    bytes = 0;
     return true;
   }
   if (!CUDA_CHECK(cuMemAlloc(&workspace, kWorkspaceBytes)))
     return false;
   workspaces[stream] = workspace;
+  bytes = kWorkspaceBytes;
   return true;
 }
 
@@ -194,6 +208,7 @@ struct CallShape {
   int64_t m, n, k, lda, ldb, ldc, ldd;
   int64_t batch, strideA, strideB, strideC, strideD;
   uint32_t alignA, alignB, alignC, alignD, alignBias;
+  size_t workspaceBytes;
 };
 
 std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
@@ -248,7 +263,7 @@ std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
   cublasLtMatmulPreference_t preference = nullptr;
   if (!LT_CHECK(lt, cublasLtMatmulPreferenceCreate(&preference)))
     return nullptr;
-  size_t workspaceBytes = kWorkspaceBytes;
+  size_t workspaceBytes = s.workspaceBytes;
   bool ok = LT_CHECK(lt, cublasLtMatmulPreferenceSetAttribute(
                              preference,
                              CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -499,7 +514,12 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
   const CublasLt *lt = getCublasLt();
   if (!lt || !ensureContext())
     return;
-  CUstream stream = nullptr; // the legacy default stream, as the launches
+  CUstream stream = fusion::cuda::getCallerStream();
+  std::lock_guard<std::mutex> lock(mutex);
+  CUdeviceptr workspace;
+  size_t workspaceBytes;
+  if (!getWorkspace(stream, workspace, workspaceBytes))
+    return;
   CallShape shape = {type,
                      flags,
                      n,
@@ -518,22 +538,21 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
                      alignmentOf(a.data),
                      alignmentOf(c.data),
                      alignmentOf(d.data),
-                     hasBias ? alignmentOf(bias.data) : 256u};
-  PlanKey key = {shape.type,    shape.flags,   shape.m,       shape.n,
-                 shape.k,       shape.lda,     shape.ldb,     shape.ldc,
-                 shape.ldd,     shape.batch,   shape.strideA, shape.strideB,
-                 shape.strideC, shape.strideD, shape.alignA,  shape.alignB,
-                 shape.alignC,  shape.alignD,  shape.alignBias};
+                     hasBias ? alignmentOf(bias.data) : 256u,
+                     workspaceBytes};
+  PlanKey key = {shape.type,    shape.flags,   shape.m,
+                 shape.n,       shape.k,       shape.lda,
+                 shape.ldb,     shape.ldc,     shape.ldd,
+                 shape.batch,   shape.strideA, shape.strideB,
+                 shape.strideC, shape.strideD, shape.alignA,
+                 shape.alignB,  shape.alignC,  shape.alignD,
+                 shape.alignBias, static_cast<int64_t>(workspaceBytes)};
 
-  std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<Plan> &plan = plans[key];
   if (!plan && !(plan = buildPlan(*lt, shape, bias.data))) {
     plans.erase(key);
     return;
   }
-  CUdeviceptr workspace;
-  if (!getWorkspace(stream, workspace))
-    return;
   if (hasBias) {
     const void *pointer = bias.data;
     if (!LT_CHECK(*lt, cublasLtMatmulDescSetAttribute(
@@ -557,7 +576,7 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
           lt->handle, plan->desc, &alpha, b.data + offB * bytes, plan->a,
           a.data + offA * bytes, plan->b, &beta, c.data + offC * bytes,
           plan->c, d.data + offD * bytes, plan->d, &algo,
-          reinterpret_cast<void *>(workspace), kWorkspaceBytes, stream);
+          reinterpret_cast<void *>(workspace), workspaceBytes, stream);
       if (status != CUBLAS_STATUS_SUCCESS)
         return report ? checkStatus(*lt, status, "cublasLtMatmul") : false;
       int64_t dim = inner - 1;

@@ -9,8 +9,9 @@
 // Library matmuls (cuBLASLt) are in CudaMatmul.cpp.
 //
 // Loaded modules are cached by their image (the host code loads the module
-// around every launch); they are unloaded when the process ends. Launches
-// run on the default stream without waiting (see mgpuStreamCreate).
+// around every launch); they are unloaded when the process ends. Launches,
+// allocations and library calls run on the caller's stream, which the
+// caller sets before each call (fusion_cuda_set_stream), without waiting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +30,11 @@ namespace {
 std::mutex mutex;
 std::string firstError;
 std::unordered_map<const void *, CUmodule> modules;
+/// The stream this thread's calls run on (null: the legacy default stream).
+thread_local CUstream callerStream = nullptr;
 } // namespace
+
+CUstream fusion::cuda::getCallerStream() { return callerStream; }
 
 void fusion::cuda::reportError(const std::string &call,
                                const std::string &what) {
@@ -164,14 +169,20 @@ void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
                               params, extra));
 }
 
-// Launches go to the legacy default stream, which orders them with the
-// work of other libraries on it (PyTorch's by default): no stream is
-// created per launch, and a launch returns without waiting, as a PyTorch op
+/// Sets the stream the calling thread's next calls run on (a CUstream, e.g.
+/// PyTorch's current stream; null for the legacy default stream).
+void fusion_cuda_set_stream(void *stream) {
+  callerStream = static_cast<CUstream>(stream);
+}
+
+// The host code asks for a stream around every launch: it gets the caller's,
+// so the call is ordered with the caller's work on it (and can be captured
+// into a CUDA graph). A launch returns without waiting, as a PyTorch op
 // does. FUSION_CUDA_SYNCHRONOUS=1 makes every launch wait (for debugging:
-// errors then surface at the launch that caused them).
+// errors then surface at the launch that caused them; not during capture).
 void *mgpuStreamCreate() {
   ensureContext();
-  return nullptr;
+  return callerStream;
 }
 
 void mgpuStreamDestroy(void * /*stream*/) {}
@@ -185,7 +196,7 @@ void mgpuStreamSynchronize(void *stream) {
     CUDA_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
 }
 
-void *mgpuMemAlloc(uint64_t size, void * /*stream*/, bool /*hostShared*/) {
+void *mgpuMemAlloc(uint64_t size, void *stream, bool /*hostShared*/) {
   if (!ensureContext())
     return nullptr;
   // The device's default pool keeps what is freed (release threshold: all)
@@ -201,17 +212,19 @@ void *mgpuMemAlloc(uint64_t size, void * /*stream*/, bool /*hostShared*/) {
                pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
   }();
   (void)keepFreedMemory;
-  // Stream-ordered on the default stream, like the launches around it.
+  // Stream-ordered on the caller's stream, like the launches around it.
   CUdeviceptr pointer = 0;
-  if (size && !CUDA_CHECK(cuMemAllocAsync(&pointer, size, nullptr)))
+  if (size && !CUDA_CHECK(cuMemAllocAsync(&pointer, size,
+                                          static_cast<CUstream>(stream))))
     return nullptr;
   return reinterpret_cast<void *>(pointer);
 }
 
-void mgpuMemFree(void *pointer, void * /*stream*/) {
+void mgpuMemFree(void *pointer, void *stream) {
   // Freed after the launches queued before it have run.
   if (pointer)
-    CUDA_CHECK(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), nullptr));
+    CUDA_CHECK(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                              static_cast<CUstream>(stream)));
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t size, void *stream) {

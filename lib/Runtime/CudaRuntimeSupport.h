@@ -21,6 +21,9 @@ void reportError(const std::string &call, const std::string &what);
 /// Reports `result` of the driver call `call` if it failed; true on success.
 bool check(CUresult result, const char *call);
 
+/// The stream the calling thread's calls run on (fusion_cuda_set_stream).
+CUstream getCallerStream();
+
 /// Makes the device's primary context current on this thread (PyTorch
 /// uses the same one); false (reported) when there is none.
 bool ensureContext();

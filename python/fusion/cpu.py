@@ -8,8 +8,9 @@ functions with numpy.
 Functions take their inputs as numpy arrays and return their outputs,
 allocated here from the signature (a dynamic output dimension takes the size
 of the first input's dynamic dimension at the same position, the rule
-`fusion-report` uses). Outputs are poisoned with NaN before the call, so an
-element the program never writes shows up.
+`fusion-report` uses). With `debug=True` (or FUSION_DEBUG=1 in the
+environment) outputs are poisoned with NaN before the call, so an element
+the program never writes shows up; the tests ask for it.
 """
 
 import ctypes
@@ -101,9 +102,16 @@ def output_shapes(name, inputs, outputs, input_shapes):
     return shapes
 
 
+def debug_default():
+    """Whether calls poison their outputs when the caller does not say:
+    FUSION_DEBUG=1 in the environment."""
+    return os.environ.get("FUSION_DEBUG") == "1"
+
+
 class Function:
-    def __init__(self, library, name, inputs, outputs):
+    def __init__(self, library, name, inputs, outputs, debug=False):
         self.name = name
+        self.debug = debug
         self.inputs, self.outputs = inputs, outputs
         self._entry = getattr(library, "_mlir_ciface_" + name)
         self._entry.restype = None
@@ -130,7 +138,7 @@ class Function:
         outputs = []
         for shape, t in zip(self.output_shapes(arrays), self.outputs):
             out = np.empty(shape, dtype=t.dtype)
-            if t.element != "i1":
+            if self.debug and t.element != "i1":
                 out[...] = np.nan  # poison: unwritten elements stay NaN
             outputs.append(out)
         descriptors = [_descriptor(a) for a in arrays + outputs]
@@ -151,20 +159,33 @@ class FunctionTable:
 
 
 class CompiledModule(FunctionTable):
-    def __init__(self, path, signatures, runtime):
+    def __init__(self, path, signatures, debug=None):
         self.path = path
+        self.debug = debug_default() if debug is None else debug
         self._library = ctypes.CDLL(path)
-        self._runtime = runtime
-        self.functions = {name: Function(self._library, name, ins, outs)
+        self.functions = {name: Function(self._library, name, ins, outs, self.debug)
                           for name, (ins, outs) in signatures.items()}
 
+    def _counters(self):
+        """The traffic counters of the CPU runtime, which a library compiled
+        with --count-traffic links (looked up through it, so no path or
+        LD_LIBRARY_PATH is needed)."""
+        try:
+            counters = self._library.fusion_traffic_bytes
+        except AttributeError:
+            raise RuntimeError(f"{self.path} was compiled without --count-traffic") from None
+        counters.restype = ctypes.c_int64
+        counters.argtypes = [ctypes.c_int64, ctypes.c_int32]
+        return counters
+
     def reset_traffic(self):
-        self._runtime.fusion_traffic_reset()
+        self._counters()
+        self._library.fusion_traffic_reset()
 
     def traffic(self, kernel_id):
         """(bytes read, bytes written) by kernel `kernel_id` since the reset."""
-        return (self._runtime.fusion_traffic_bytes(kernel_id, 0),
-                self._runtime.fusion_traffic_bytes(kernel_id, 1))
+        counters = self._counters()
+        return counters(kernel_id, 0), counters(kernel_id, 1)
 
 
 def _run(command):
@@ -185,10 +206,10 @@ def read_signatures(library):
 
 
 def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
-            matmul_epilogue="library"):
+            matmul_epilogue="library", debug=None):
     """Compiles the module at `source` for the CPU with fusion-compile and
     loads it. `matmul_epilogue`: none, library or any (fusion-compile's
-    --matmul-epilogue)."""
+    --matmul-epilogue); `debug` as in CompiledModule."""
     build_dir = os.path.abspath(build_dir)
     work_dir = work_dir or tempfile.mkdtemp(prefix="fusion-cpu-")
     library = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
@@ -201,10 +222,7 @@ def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
         command.append("--count-traffic")
     command.append(f"--matmul-epilogue={matmul_epilogue}")
     _run(command)
-    runtime = ctypes.CDLL(os.path.join(build_dir, "lib", "libfusion_cpu_runtime.so"))
-    runtime.fusion_traffic_bytes.restype = ctypes.c_int64
-    runtime.fusion_traffic_bytes.argtypes = [ctypes.c_int64, ctypes.c_int32]
-    return CompiledModule(library, read_signatures(library), runtime)
+    return CompiledModule(library, read_signatures(library), debug)
 
 
 def report(source, build_dir, fuse=True):

@@ -9,8 +9,14 @@ MLIR:
     (y,) = module.softmax(x)                           # x: a CUDA tensor
 
 Inputs are checked against the signature before anything runs; outputs are
-allocated here (dynamic sizes as in fusion.cpu), poisoned with NaN first,
-and returned. A CUDA error in the runtime raises RuntimeError.
+allocated with PyTorch's allocator (dynamic sizes as in fusion.cpu) and
+returned, or written into `outputs=[...]`. With `load(path, debug=True)` (or
+FUSION_DEBUG=1) outputs are poisoned with NaN first, so unwritten elements
+show: the checks ask for it, a user's call does not pay for it. Every call
+runs on PyTorch's current stream of the inputs' device (`with
+torch.cuda.stream(s):` orders it with the work on `s`, and
+`torch.cuda.graph` can capture it). A CUDA error in the runtime raises
+RuntimeError.
 """
 
 import ctypes
@@ -105,14 +111,16 @@ class Function:
         if outputs is not None:
             self.check(tensors, outputs)
         tensors = [x.contiguous() for x in tensors]
+        device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
         if outputs is None:
             outputs = []
             for shape, t, dtype in zip(self.output_shapes(tensors), self.outputs,
                                        self._output_dtypes):
-                out = torch.empty(shape, dtype=dtype, device=tensors[0].device)
-                if t.element != "i1":
+                out = torch.empty(shape, dtype=dtype, device=device)
+                if self.module.debug and t.element != "i1":
                     out.fill_(float("nan"))  # poison: unwritten elements stay NaN
                 outputs.append(out)
+        self.module.set_stream(_current_stream(device))
         descriptors, pointers = self._arguments()
         for desc, x, rank in zip(descriptors, itertools.chain(tensors, outputs), self._ranks):
             desc.allocated = desc.aligned = x.data_ptr()
@@ -124,12 +132,26 @@ class Function:
         return tuple(outputs)
 
 
+def _current_stream(device):
+    """The raw CUstream of PyTorch's current stream on `device` (0 for the
+    legacy default stream)."""
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:  # a private accessor, much cheaper than the object
+        return raw(device.index if device.index is not None else torch.cuda.current_device())
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 class Module(cpu.FunctionTable):
-    def __init__(self, path):
+    def __init__(self, path, debug=None):
         here = os.path.dirname(os.path.abspath(path))
         runtime = os.path.join(here, "libfusion_cuda_runtime.so")
+        self.debug = cpu.debug_default() if debug is None else debug
         self._runtime = ctypes.CDLL(runtime, mode=ctypes.RTLD_GLOBAL)
         self._runtime.fusion_cuda_last_error.restype = ctypes.c_char_p
+        self._runtime.fusion_cuda_set_stream.argtypes = [ctypes.c_void_p]
+        self._runtime.fusion_cuda_set_stream.restype = None
+        self.set_stream = self._runtime.fusion_cuda_set_stream
         self._library = ctypes.CDLL(os.path.abspath(path))
         signatures = cpu.read_signatures(path)
         self.functions = {name: Function(self, name, ins, outs)
@@ -142,5 +164,7 @@ class Module(cpu.FunctionTable):
             raise RuntimeError(error.decode())
 
 
-def load(path):
-    return Module(path)
+def load(path, debug=None):
+    """The library at `path` (its .json beside it); `debug` poisons outputs
+    with NaN before each call (default: FUSION_DEBUG=1 in the environment)."""
+    return Module(path, debug)

@@ -5,25 +5,23 @@
     (y,) = module.softmax(x)                 # numpy arrays (cpu) or CUDA tensors (cuda)
 
 Arguments are checked against the signature before anything runs (a
-fusion.cpu.SignatureError otherwise); outputs are allocated, poisoned with
-NaN, filled and returned.
+fusion.cpu.SignatureError otherwise); outputs are allocated, filled and
+returned (poisoned with NaN first with `debug=True` or FUSION_DEBUG=1). It
+works from any directory: a library finds its runtime beside it or in the
+build that made it (its rpath), and the CPU traffic counters are looked up
+through the library.
 """
 
-import ctypes
 import json
 import os
 
 from . import cpu, cuda
 
 
-def load(path):
+def load(path, debug=None):
     with open(os.path.splitext(path)[0] + ".json") as f:
         target = json.load(f)["target"]
     if target == "cuda":
-        return cuda.load(path)
+        return cuda.load(path, debug)
     library = os.path.abspath(path)
-    ctypes.CDLL(library)  # loads the runtime it was linked with
-    runtime = ctypes.CDLL("libfusion_cpu_runtime.so")
-    runtime.fusion_traffic_bytes.restype = ctypes.c_int64
-    runtime.fusion_traffic_bytes.argtypes = [ctypes.c_int64, ctypes.c_int32]
-    return cpu.CompiledModule(library, cpu.read_signatures(library), runtime)
+    return cpu.CompiledModule(library, cpu.read_signatures(library), debug)

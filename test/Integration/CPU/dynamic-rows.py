@@ -23,7 +23,8 @@ func.func @add_rmsnorm(%x: tensor<?x4096xbf16>, %r: tensor<?x4096xbf16>, %w: ten
 }
 """)
 
-module = cpu.compile(source, build_dir, fuse=True, count_traffic=True, work_dir=work_dir)
+module = cpu.compile(source, build_dir, fuse=True, count_traffic=True, work_dir=work_dir,
+                     debug=True)
 formula = cpu.report(source, build_dir)["functions"][0]["bytes_formula"]
 fn = module.add_rmsnorm
 rng = np.random.default_rng()

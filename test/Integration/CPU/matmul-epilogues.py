@@ -30,7 +30,7 @@ variants = {"library": dict(fuse=True), "any": dict(fuse=True, matmul_epilogue="
 for v in variants:
     os.makedirs(os.path.join(work_dir, v), exist_ok=True)
 modules = {v: cpu.compile(source, build_dir, work_dir=os.path.join(work_dir, v),
-                          count_traffic=True, **kw) for v, kw in variants.items()}
+                          count_traffic=True, debug=True, **kw) for v, kw in variants.items()}
 report = {f["name"]: f for f in cpu.report(source, build_dir, True)["functions"]}
 first_kernel, next_id = {}, 0
 for f in cpu.report(source, build_dir, True)["functions"]:

@@ -29,8 +29,8 @@ source = os.path.join(args.work_dir, "graphs.mlir")
 with open(source, "w") as f:
     f.write("\n".join(g.mlir for g in graphs))
 
-fused = cpu.compile(source, args.build_dir, fuse=True, work_dir=args.work_dir)
-unfused = cpu.compile(source, args.build_dir, fuse=False, work_dir=args.work_dir)
+fused = cpu.compile(source, args.build_dir, fuse=True, work_dir=args.work_dir, debug=True)
+unfused = cpu.compile(source, args.build_dir, fuse=False, work_dir=args.work_dir, debug=True)
 rng = np.random.default_rng()
 failures = []
 for g in graphs:

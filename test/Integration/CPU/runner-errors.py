@@ -21,8 +21,8 @@ func.func @scale(%x: tensor<?x8xf32>, %w: tensor<8xf32>) -> tensor<?x8xf32> {
   return %0 : tensor<?x8xf32>
 }
 """)
-compiled = cpu.compile(source, build_dir, work_dir=work_dir)
-module = runtime.load(compiled.path)
+compiled = cpu.compile(source, build_dir, work_dir=work_dir, debug=True)
+module = runtime.load(compiled.path, debug=True)
 fn = module.scale
 rng = np.random.default_rng()
 x = rng.standard_normal((5, 8)).astype(np.float32)

@@ -29,7 +29,7 @@ for name, module, inputs, tolerance in blocks:
     source = os.path.join(work, f"{name}.mlir")
     with open(source, "w") as f:
         f.write(text)
-    compiled = cpu.compile(source, build_dir, fuse=True, work_dir=work)
+    compiled = cpu.compile(source, build_dir, fuse=True, work_dir=work, debug=True)
     report = cpu.report(source, build_dir, fuse=True)["functions"][0]
     with torch.no_grad():
         expected = module.eval()(*inputs)

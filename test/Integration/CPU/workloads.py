@@ -73,7 +73,7 @@ with open(source, "w") as f:
     f.write(MODULE)
 
 failures = []
-modules = {fuse: cpu.compile(source, build_dir, fuse=fuse, count_traffic=True,
+modules = {fuse: cpu.compile(source, build_dir, fuse=fuse, count_traffic=True, debug=True,
                              work_dir=work_dir) for fuse in (True, False)}
 reports = {fuse: {f["name"]: f for f in cpu.report(source, build_dir, fuse)["functions"]}
            for fuse in (True, False)}
