@@ -25,11 +25,12 @@ if ((${#missing[@]})); then
 fi
 
 # The executed tests and the Python package run on the python3 in PATH (the
-# one CMake finds): numpy for references, ml_dtypes for bfloat16.
-if ! python3 -c "import numpy, ml_dtypes" 2>/dev/null; then
-  echo "install-deps: installing numpy and ml_dtypes for $(command -v python3)"
-  python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes ||
+# one CMake finds): numpy for references, ml_dtypes for bfloat16, setuptools
+# and wheel to pip-install the package offline in the install test.
+if ! python3 -c "import numpy, ml_dtypes, setuptools, wheel" 2>/dev/null; then
+  echo "install-deps: installing numpy, ml_dtypes, setuptools and wheel for $(command -v python3)"
+  python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes setuptools wheel ||
     # Debian's own python3 refuses plain pip installs (PEP 668).
     python3 -m pip install --quiet --disable-pip-version-check \
-      --break-system-packages numpy ml_dtypes
+      --break-system-packages numpy ml_dtypes setuptools wheel
 fi

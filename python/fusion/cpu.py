@@ -24,6 +24,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from . import tools
+
 try:
     import ml_dtypes
 
@@ -205,16 +207,16 @@ def read_signatures(library):
             for name, sig in document["functions"].items()}
 
 
-def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
+def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=None,
             matmul_epilogue="library", debug=None):
     """Compiles the module at `source` for the CPU with fusion-compile and
     loads it. `matmul_epilogue`: none, library or any (fusion-compile's
-    --matmul-epilogue); `debug` as in CompiledModule."""
-    build_dir = os.path.abspath(build_dir)
+    --matmul-epilogue); `debug` as in CompiledModule. fusion-compile is
+    taken from `build_dir`, else the installed package, else PATH."""
     work_dir = work_dir or tempfile.mkdtemp(prefix="fusion-cpu-")
     library = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
                            + (".fused" if fuse else ".unfused") + ".so")
-    command = [os.path.join(build_dir, "bin", "fusion-compile"), source,
+    command = [tools.find("fusion-compile", build_dir), source,
                "--target=cpu", "-o", library]
     if not fuse:
         command.append("--no-fuse")
@@ -225,9 +227,9 @@ def compile(source, build_dir, fuse=True, count_traffic=False, work_dir=None,
     return CompiledModule(library, read_signatures(library), debug)
 
 
-def report(source, build_dir, fuse=True):
+def report(source, build_dir=None, fuse=True):
     """The fusion-report JSON of the module as the pipelines build it."""
-    fusion_opt = os.path.join(os.path.abspath(build_dir), "bin", "fusion-opt")
+    fusion_opt = tools.find("fusion-opt", build_dir)
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         kernels = "--fusion-pipeline" if fuse else "--fusion-decompose --canonicalize --cse --fusion-outline"
         _run([fusion_opt, source, *kernels.split(),

@@ -25,7 +25,7 @@ import json
 import os
 import threading
 
-from . import cpu
+from . import cpu, tools
 
 def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
             matmul_epilogue="library", matmul_backend="auto", matmul_tf32=False,
@@ -34,11 +34,12 @@ def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
     `<out_dir>/<stem>.{fused,unfused}<suffix>.so` and its signature file;
     returns the library path. `matmul_epilogue` (none, library, any),
     `matmul_backend` (auto, library, generated) and `matmul_tf32` are
-    fusion-compile's options of those names."""
+    fusion-compile's options of those names; fusion-compile is taken from
+    `build_dir` (None: the installed package, else PATH)."""
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0]
                         + (".fused" if fuse else ".unfused") + suffix)
-    tool = os.path.join(os.path.abspath(build_dir), "bin", "fusion-compile")
+    tool = tools.find("fusion-compile", build_dir)
     cpu._run([tool, source, "--target=cuda", f"--chip={chip}", "-o", stem + ".so"]
              + ([] if fuse else ["--no-fuse"])
              + [f"--matmul-epilogue={matmul_epilogue}", f"--matmul-backend={matmul_backend}"]
@@ -144,15 +145,15 @@ def _current_stream(device):
 
 class Module(cpu.FunctionTable):
     def __init__(self, path, debug=None):
-        here = os.path.dirname(os.path.abspath(path))
-        runtime = os.path.join(here, "libfusion_cuda_runtime.so")
         self.debug = cpu.debug_default() if debug is None else debug
-        self._runtime = ctypes.CDLL(runtime, mode=ctypes.RTLD_GLOBAL)
+        self._library = ctypes.CDLL(os.path.abspath(path))
+        # The runtime the library loaded (beside it, or where its rpath
+        # says), reached through the library: no path needed.
+        self._runtime = self._library
         self._runtime.fusion_cuda_last_error.restype = ctypes.c_char_p
         self._runtime.fusion_cuda_set_stream.argtypes = [ctypes.c_void_p]
         self._runtime.fusion_cuda_set_stream.restype = None
         self.set_stream = self._runtime.fusion_cuda_set_stream
-        self._library = ctypes.CDLL(os.path.abspath(path))
         signatures = cpu.read_signatures(path)
         self.functions = {name: Function(self, name, ins, outs)
                           for name, (ins, outs) in signatures.items()}
