@@ -61,7 +61,7 @@ def inputs_for(fn, name, size):
         shape = [size if d is None else d for d in t.shape]
         x = torch.empty(shape, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
         if i in right:
-            x *= (3 / shape[-2]) ** 0.5
+            x *= (3 / max(1, shape[-2])) ** 0.5
         xs.append(x)
     return xs
 

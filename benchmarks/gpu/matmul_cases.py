@@ -90,6 +90,11 @@ func.func @batch_dynamic_bf16(%a: tensor<?x7x50xbf16>, %b: tensor<?x50x30xbf16>)
   %0 = fusion.matmul %a, %b : (tensor<?x7x50xbf16>, tensor<?x50x30xbf16>) -> tensor<?x7x30xbf16>
   return %0 : tensor<?x7x30xbf16>
 }
+func.func @dynamic_k_relu_f32(%a: tensor<6x?xf32>, %b: tensor<?x10xf32>) -> tensor<6x10xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<6x?xf32>, tensor<?x10xf32>) -> tensor<6x10xf32>
+  %1 = fusion.relu %0 : tensor<6x10xf32>
+  return %1 : tensor<6x10xf32>
+}
 func.func @two_outputs_bf16(%a: tensor<?x64xbf16>, %b: tensor<64x32xbf16>, %bias: tensor<32xbf16>) -> (tensor<?x32xbf16>, tensor<?x32xbf16>) {
   %0 = fusion.matmul %a, %b : (tensor<?x64xbf16>, tensor<64x32xbf16>) -> tensor<?x32xbf16>
   %1 = fusion.add %0, %bias : (tensor<?x32xbf16>, tensor<32xbf16>) -> tensor<?x32xbf16>
@@ -110,7 +115,8 @@ func.func @plain_tf32(%a: tensor<256x512xf32>, %b: tensor<512x192xf32>) -> tenso
 DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "scale_residual_bf16": [5, 1000], "residual_bias_gelu_bf16": [3, 257],
            "bias_gelu_erf_bf16": [1, 64], "batch_dynamic_bf16": [1, 6],
-           "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133]}
+           "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133],
+           "dynamic_k_relu_f32": [0, 1, 37]}
 
 
 def module():
@@ -166,6 +172,7 @@ def reference(name, *xs, ops=NumpyOps):
         "bias_gelu_tanh_f32": lambda: [gelu_tanh(product + x[2])],
         "gelu_f32": lambda: [gelu_tanh(product)],
         "relu_bf16": lambda: [ops.relu(product)],
+        "dynamic_k_relu_f32": lambda: [ops.relu(product)],
         "scale_residual_bf16": lambda: [0.5 * product + x[2]],
         "residual_bias_gelu_bf16": lambda: [gelu_tanh(product + x[2] + x[3])],
         "bias_gelu_erf_bf16": lambda: [gelu_erf(product + x[2])],

@@ -35,7 +35,7 @@ def inputs_for(fn, name, size):
         shape = [size if d is None else d for d in t.shape]
         x = torch.rand(shape, device="cuda", dtype=torch.float64) * 2 - 1
         if i in right:
-            x *= (3 / shape[-2]) ** 0.5
+            x *= (3 / max(1, shape[-2])) ** 0.5
         xs.append(x.to(DTYPES[t.element]))
     return xs
 

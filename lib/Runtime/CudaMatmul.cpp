@@ -485,7 +485,20 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
   if (total == 0)
     return;
   if (k == 0) {
-    reportError(entry, "K = 0 (an empty contraction) is not supported");
+    // An empty contraction: the product is 0, and so are relu(0) and
+    // gelu(0). With a residual or bias the library is not asked (it
+    // wants K > 0): that case is reported, not computed.
+    if (hasResidual || hasBias) {
+      reportError(entry, "K = 0 (an empty contraction) with a residual or "
+                         "bias is not supported");
+      return;
+    }
+    if (!ensureContext())
+      return;
+    // D is the call's own output buffer: dense, row-major.
+    CUDA_CHECK(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(d.data), 0,
+                               static_cast<size_t>(total * bytes),
+                               fusion::cuda::getCallerStream()));
     return;
   }
 
