@@ -7,8 +7,7 @@ functions with numpy.
 
 Functions take their inputs as numpy arrays and return their outputs,
 allocated here from the signature (a dynamic output dimension takes the size
-of the first input's dynamic dimension at the same position, the rule
-`fusion-report` uses). With `debug=True` (or FUSION_DEBUG=1 in the
+of the input dimension fusion-compile traced it to). With `debug=True` (or FUSION_DEBUG=1 in the
 environment) outputs are poisoned with NaN before the call, so an element
 the program never writes shows up; the tests ask for it.
 """
@@ -37,6 +36,9 @@ except ImportError:  # bf16 functions then cannot be called
 class TensorType:
     shape: Tuple[Optional[int], ...]  # None for a dynamic dimension
     element: str  # f32, f16, bf16, i1
+    # For an output: per dimension, the (input, dimension) a dynamic size
+    # comes from (None where unknown), as fusion-compile traced it.
+    dim_sources: Optional[Tuple[Optional[Tuple[int, int]], ...]] = None
 
     @property
     def dtype(self):
@@ -88,12 +90,17 @@ class SignatureError(TypeError):
 
 def output_shapes(name, inputs, outputs, input_shapes):
     """The shapes of a call's outputs: a dynamic output dimension takes the
-    size of the first input's dynamic dimension at the same position."""
+    size of the input dimension the compiler traced it to (for a library
+    without that record, the first input's dynamic dimension at the same
+    position)."""
     shapes = []
     for out in outputs:
         shape = []
         for i, dim in enumerate(out.shape):
-            if dim is None:
+            traced = out.dim_sources[i] if out.dim_sources else None
+            if dim is None and traced is not None:
+                dim = input_shapes[traced[0]][traced[1]]
+            elif dim is None:
                 sources = [s[i] for s, t in zip(input_shapes, inputs)
                            if i < len(t.shape) and t.shape[i] is None]
                 if not sources:
@@ -202,9 +209,13 @@ def read_signatures(library):
     `library`."""
     with open(os.path.splitext(library)[0] + ".json") as f:
         document = json.load(f)
-    return {name: ([_parse_tensor(t[7:-1]) for t in sig["inputs"]],
-                   [_parse_tensor(t[7:-1]) for t in sig["outputs"]])
-            for name, sig in document["functions"].items()}
+    signatures = {}
+    for name, sig in document["functions"].items():
+        outputs = [_parse_tensor(t[7:-1]) for t in sig["outputs"]]
+        for out, sources in zip(outputs, sig.get("output_dim_sources", [])):
+            out.dim_sources = tuple(tuple(s) if s else None for s in sources)
+        signatures[name] = ([_parse_tensor(t[7:-1]) for t in sig["inputs"]], outputs)
+    return signatures
 
 
 def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=None,

@@ -9,12 +9,14 @@
 // optimizes and emits a host object, and links it with the system compiler
 // driver into a shared library whose public functions are callable as
 // `_mlir_ciface_<function>(inputs..., outputs...)` with memref descriptors.
-// Beside it, `libNAME.json` lists each function's input and output types,
-// which fusion.cpu and fusion.cuda use to check arguments and allocate
-// outputs.
+// Beside it, `libNAME.json` lists each function's input and output types
+// and, for each dynamic output dimension, the input dimension it takes its
+// size from; fusion.cpu and fusion.cuda use them to check arguments and
+// allocate outputs.
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
 #include "fusion/InitAll.h"
 #include "fusion/Pipelines/Pipelines.h"
 
@@ -97,9 +99,30 @@ static LogicalResult writeSignatures(ModuleOp module, StringRef output,
       }
       return array;
     };
+    // Where each dynamic output dimension comes from: [input, dimension],
+    // or null where no input carries it (the caller then cannot size it).
+    llvm::json::Array sources;
+    Operation *terminator = function.getBody().front().getTerminator();
+    for (Value result : terminator->getOperands()) {
+      llvm::json::Array dims;
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      for (int64_t d = 0; type && d < type.getRank(); ++d) {
+        std::optional<std::pair<Value, int64_t>> source;
+        if (type.isDynamicDim(d))
+          source = mlir::fusion::traceDynamicDim(result, d);
+        auto arg = source ? dyn_cast<BlockArgument>(source->first) : nullptr;
+        if (arg && arg.getOwner() == &function.getBody().front())
+          dims.push_back(llvm::json::Array{int64_t(arg.getArgNumber()),
+                                           source->second});
+        else
+          dims.push_back(nullptr);
+      }
+      sources.push_back(std::move(dims));
+    }
     functions[function.getName()] =
         llvm::json::Object{{"inputs", types(function.getArgumentTypes())},
-                           {"outputs", types(function.getResultTypes())}};
+                           {"outputs", types(function.getResultTypes())},
+                           {"output_dim_sources", std::move(sources)}};
   }
   SmallString<256> path(output);
   llvm::sys::path::replace_extension(path, "json");
