@@ -267,6 +267,23 @@ func.func @slice_2(%x: tensor<4x8xf32>) {
 }
 // -----
 
+// A stride whose product with the size overflows int64 is still out of
+// bounds (the check divides instead of multiplying).
+func.func @slice_stride_overflow(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dimension 1: slice [offset 0, size 3, stride 9223372036854775807] is out of bounds for size 8}}
+  %0 = fusion.slice %x offsets = [0, 0] sizes = [4, 3] strides = [1, 9223372036854775807] : tensor<4x8xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// The last index may be exactly the last element.
+func.func @slice_last_element(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  %0 = fusion.slice %x offsets = [0, 1] sizes = [4, 2] strides = [1, 6] : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+// -----
+
 func.func @slice_3(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{dimension 1: stride must be at least 1, got 0}}
   %0 = fusion.slice %x offsets = [0, 0] sizes = [4, 4] strides = [1, 0] : tensor<4x8xf32> -> tensor<4x4xf32>

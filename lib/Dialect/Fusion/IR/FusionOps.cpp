@@ -328,8 +328,10 @@ LogicalResult SliceOp::verify() {
     if (stride < 1)
       return emitOpError("dimension ") << d << ": stride must be at least 1, "
                                        << "got " << stride;
+    // The last index, offset + (size - 1) * stride, must be below dim;
+    // compared by division, since the product can overflow int64.
     if (offset < 0 || size < 0 ||
-        (size > 0 && offset + (size - 1) * stride >= dim))
+        (size > 0 && (offset >= dim || (size - 1) > (dim - 1 - offset) / stride)))
       return emitOpError("dimension ")
              << d << ": slice [offset " << offset << ", size " << size
              << ", stride " << stride << "] is out of bounds for size " << dim;
