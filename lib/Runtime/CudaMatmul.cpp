@@ -337,6 +337,14 @@ bool tune(Plan &plan, CUstream stream, int64_t outputBytes,
   plan.tuned = true;
   if (plan.algos.size() < 2 || !mayTune(stream))
     return true;
+  CUdevice device;
+  int l2Bytes = 0;
+  if (!CUDA_CHECK(cuCtxGetDevice(&device)) ||
+      !CUDA_CHECK(cuDeviceGetAttribute(
+          &l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device)))
+    return false;
+  if (outputBytes <= l2Bytes && 4 * outputBytes >= operandBytes)
+    return true;
   // Candidates that cannot run (their warm-up fails) are dropped.
   std::vector<cublasLtMatmulAlgo_t> usable;
   for (const cublasLtMatmulAlgo_t &algo : plan.algos)
@@ -344,17 +352,9 @@ bool tune(Plan &plan, CUstream stream, int64_t outputBytes,
       usable.push_back(algo);
   if (usable.size() < 2)
     return true;
-  CUdevice device;
-  int l2Bytes = 0;
   CUdeviceptr flush = 0;
-  size_t flushBytes = 0;
-  bool ok = CUDA_CHECK(cuCtxGetDevice(&device)) &&
-            CUDA_CHECK(cuDeviceGetAttribute(
-                &l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
-  if (ok && outputBytes <= l2Bytes && 4 * outputBytes >= operandBytes)
-    return true;
-  flushBytes = 2 * static_cast<size_t>(l2Bytes);
-  ok = ok && CUDA_CHECK(cuMemAlloc(&flush, flushBytes));
+  size_t flushBytes = 2 * static_cast<size_t>(l2Bytes);
+  bool ok = CUDA_CHECK(cuMemAlloc(&flush, flushBytes));
   std::vector<CUevent> events(2 * usable.size() * kRounds);
   for (CUevent &event : events)
     ok = ok && CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DEFAULT));

@@ -20,6 +20,7 @@ RuntimeError.
 """
 
 import ctypes
+import functools
 import itertools
 import json
 import os
@@ -133,14 +134,24 @@ class Function:
         return tuple(outputs)
 
 
+@functools.lru_cache(maxsize=None)
+def _stream_getter():
+    """device index -> raw CUstream of PyTorch's current stream there,
+    looked up once: a private accessor, much cheaper than the stream
+    object, where this PyTorch has it."""
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
 def _current_stream(device):
     """The raw CUstream of PyTorch's current stream on `device` (0 for the
     legacy default stream)."""
     import torch
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:  # a private accessor, much cheaper than the object
-        return raw(device.index if device.index is not None else torch.cuda.current_device())
-    return torch.cuda.current_stream(device).cuda_stream
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return _stream_getter()(index)
 
 
 class Module(cpu.FunctionTable):
