@@ -2,10 +2,12 @@
 workloads: elementwise sizes that are not a multiple of the vector width
 (vector body and scalar tail), wide rows split over a cluster (a per-row
 output, mean reductions) and one too wide to split (streamed), tiled
-matmul with an epilogue and ragged edges, a column reduction.
+matmul with an epilogue and ragged edges, a column reduction; rows of
+dynamic length (streamed) and a row reduction fed by a slice.
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
-`reference(name, *tensors)` the float64 result.
+`reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
+shapes to run a case with dynamic dimensions at (each entry one call).
 """
 
 MODULE = """
@@ -49,12 +51,39 @@ func.func @matmul_f32(%a: tensor<257x384xf32>, %b: tensor<384x203xf32>) -> tenso
   %0 = fusion.matmul %a, %b : (tensor<257x384xf32>, tensor<384x203xf32>) -> tensor<257x203xf32>
   return %0 : tensor<257x203xf32>
 }
+func.func @softmax_dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+func.func @rmsnorm_dynamic_bf16(%x: tensor<?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?xbf16> {
+  %0 = fusion.rms_norm %x, %w epsilon = 1.0e-06 : tensor<?x?xbf16>, tensor<?xbf16>
+  return %0 : tensor<?x?xbf16>
+}
+func.func @mean_dynamic(%x: tensor<?x?xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.reduce_mean %x axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+  return %0 : tensor<?x1xf32>
+}
+func.func @slice_row_sum(%x: tensor<8x96xf32>) -> tensor<8xf32> {
+  %s = fusion.slice %x offsets = [0, 32] sizes = [8, 64] strides = [1, 1] : tensor<8x96xf32> -> tensor<8x64xf32>
+  %e = fusion.exp %s : tensor<8x64xf32>
+  %0 = fusion.reduce_sum %e axes = [1] : tensor<8x64xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
 func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
   %e = fusion.exp %x : tensor<300x77xf32>
   %0 = fusion.reduce_sum %e axes = [0] : tensor<300x77xf32> -> tensor<77xf32>
   return %0 : tensor<77xf32>
 }
 """
+
+
+# Rows of dynamic length: one element, short, long, longer than one block
+# holds (70001 is past max-row-elements; prime, so no vector divides it).
+SHAPES = {
+    "softmax_dynamic": [[(5, 1)], [(7, 3)], [(9, 5000)], [(3, 70001)]],
+    "rmsnorm_dynamic_bf16": [[(4, 33), (33,)], [(16, 4096), (4096,)], [(1, 1), (1,)]],
+    "mean_dynamic": [[(6, 1)], [(5, 777)], [(2, 40000)]],
+}
 
 
 def module():
@@ -81,4 +110,12 @@ def reference(name, *xs):
         return (x[0] @ x[1],)
     if name == "column_sum":
         return (torch.exp(x[0]).sum(0),)
+    if name == "softmax_dynamic":
+        return (torch.softmax(x[0], -1),)
+    if name == "rmsnorm_dynamic_bf16":
+        return (x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + 1e-6) * x[1],)
+    if name == "mean_dynamic":
+        return (x[0].mean(-1, keepdim=True),)
+    if name == "slice_row_sum":
+        return (torch.exp(x[0][:, 32:96]).sum(-1),)
     raise KeyError(name)

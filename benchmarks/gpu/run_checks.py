@@ -27,10 +27,12 @@ def rel_error(out, ref):
     return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
 
 
-def inputs_for(fn, name, rows=None):
+def inputs_for(fn, name, rows=None, shapes=None):
+    """Fresh inputs; a dynamic size is `rows`, or each input's shape is
+    given in `shapes`."""
     xs = []
-    for t in fn.inputs:
-        shape = [rows if d is None else d for d in t.shape]
+    for i, t in enumerate(fn.inputs):
+        shape = list(shapes[i]) if shapes else [rows if d is None else d for d in t.shape]
         x = torch.empty(shape, dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
         xs.append(x)
     if name == "adamw":
@@ -42,11 +44,11 @@ def main():
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     results, lines = [], []
     # The workloads at this scale; with the small scale, the codegen cases.
-    suites = [(f"workloads_{scale}", workloads.reference)]
+    suites = [(f"workloads_{scale}", workloads.reference, {})]
     if scale == "small":
-        suites.append(("codegen_cases", codegen_cases.reference))
-    for stem, reference in suites:
-        check_suite(stem, reference, results, lines)
+        suites.append(("codegen_cases", codegen_cases.reference, codegen_cases.SHAPES))
+    for stem, reference, shapes in suites:
+        check_suite(stem, reference, shapes, results, lines)
     out_dir = os.environ.get("OUT", ".")
     with open(os.path.join(out_dir, f"checks_{scale}.json"), "w") as f:
         json.dump(results, f, indent=1)
@@ -57,14 +59,18 @@ def main():
     sys.exit(1 if failed else 0)
 
 
-def check_suite(stem, reference, results, lines):
+def check_suite(stem, reference, shapes, results, lines):
     modules = {fuse: cuda.load(os.path.join(here, f"{stem}.{'fused' if fuse else 'unfused'}.so"),
                           debug=True)
                for fuse in (True, False)}
     for name, fn in modules[True].functions.items():
-        row_counts = [1, 13, 1024] if any(d is None for t in fn.inputs for d in t.shape) else [None]
-        for rows in row_counts:
-            xs = inputs_for(fn, name, rows)
+        calls = [(None, None)]
+        if name in shapes:
+            calls = [(None, s) for s in shapes[name]]
+        elif any(d is None for t in fn.inputs for d in t.shape):
+            calls = [(rows, None) for rows in (1, 13, 1024)]
+        for rows, call_shapes in calls:
+            xs = inputs_for(fn, name, rows, call_shapes)
             refs = reference(name, *xs)
             for fuse, module in modules.items():
                 try:
@@ -75,7 +81,8 @@ def check_suite(stem, reference, results, lines):
                     detail = " ".join(f"{e:.1e}" for e in errors)
                 except Exception as e:  # a runtime error is a failure, reported
                     ok, detail = False, f"error: {e}"
-                label = name if rows is None else f"{name}[rows={rows}]"
+                label = (f"{name}[rows={rows}]" if rows is not None else
+                         f"{name}{list(call_shapes[0])}" if call_shapes else name)
                 tag = "fused" if fuse else "unfused"
                 results.append(dict(workload=label, variant=tag, ok=ok, errors=detail))
                 lines.append(f"{'ok  ' if ok else 'FAIL'} {label:32} {tag:8} rel.err {detail}")

@@ -17,9 +17,16 @@ using namespace mlir::fusion;
 void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
                                        const FusionToNvvmOptions &options) {
   buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
+  // The plan of every kernel for the chip: what the report counts and the
+  // codegen carries out.
+  FusionPlanKernelsOptions plan;
+  plan.chip = options.chip;
+  plan.matmulBackend = options.matmulBackend;
+  pm.addPass(createFusionPlanKernels(plan));
   FusionKernelsToGPUOptions gpu;
   gpu.matmulBackend = options.matmulBackend;
   gpu.matmulTf32 = options.matmulTf32;
+  gpu.chip = options.chip;
   pm.addPass(createFusionKernelsToGPU(gpu));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -238,11 +238,15 @@ def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=Non
     return CompiledModule(library, read_signatures(library), debug)
 
 
-def report(source, build_dir=None, fuse=True):
-    """The fusion-report JSON of the module as the pipelines build it."""
+def report(source, build_dir=None, fuse=True, chip=None):
+    """The fusion-report JSON of the module as the pipelines build it; with
+    `chip` (e.g. "sm_90"), kernels are planned for that GPU first and bytes
+    are counted as the plans move them (a streamed row once per pass)."""
     fusion_opt = tools.find("fusion-opt", build_dir)
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         kernels = "--fusion-pipeline" if fuse else "--fusion-decompose --canonicalize --cse --fusion-outline"
+        if chip:
+            kernels += f" --fusion-plan-kernels=chip={chip}"
         _run([fusion_opt, source, *kernels.split(),
               f"--fusion-report=format=json output={out.name}", "-o", os.devnull])
         with open(out.name) as f:

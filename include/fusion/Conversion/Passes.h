@@ -3,6 +3,7 @@
 #ifndef FUSION_CONVERSION_PASSES_H
 #define FUSION_CONVERSION_PASSES_H
 
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,29 +26,6 @@ class RewritePatternSet;
 class TypeConverter;
 
 namespace fusion {
-
-/// How `fusion-kernels-to-gpu` runs matmul kernels.
-enum class MatmulBackend {
-  /// A library call where the kernel is one (LibraryMatmul.h), else a
-  /// generated kernel.
-  automatic,
-  /// Always a library call (cuBLASLt); an error where the kernel is not one.
-  library,
-  /// Always a generated kernel.
-  generated,
-};
-
-/// The values of a `matmul-backend` option.
-inline auto matmulBackendValues() {
-  return llvm::cl::values(
-      clEnumValN(MatmulBackend::automatic, "auto",
-                 "a library call where the kernel maps onto one, else a "
-                 "generated kernel"),
-      clEnumValN(MatmulBackend::library, "library",
-                 "cuBLASLt, with its epilogue; an error for other kernels"),
-      clEnumValN(MatmulBackend::generated, "generated",
-                 "Fusion's own kernel"));
-}
 
 #define GEN_PASS_DECL
 #include "fusion/Conversion/Passes.h.inc"

@@ -81,44 +81,50 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
     `gpu.alloc` buffers; results returned by the function are written
     straight into its output buffers.
 
-    The launch body evaluates the kernel's ops per element, in f32, rounding
-    to each op's element type as the CPU path does; f32 division is
-    `div.full.f32` (full range, at most 2 ulp) rather than IEEE. By kind:
+    How each kernel runs is its plan (`#fusion.plan`, see
+    `fusion-plan-kernels`); kernels without one are planned here with this
+    pass's `chip`, `matmul-backend` and `max-row-elements`, and a plan
+    written by hand is checked against the kernel. One strategy per plan
+    carries it out, evaluating the kernel's ops per element in f32 and
+    rounding to each op's element type as the CPU path does; f32 division
+    is `div.full.f32` (full range, at most 2 ulp) rather than IEEE.
 
-    - `elementwise`: a grid-stride loop over 256-thread blocks, each thread
-      taking a vector of 16 bytes (`vector.load`/`vector.store`; a broadcast
-      operand is one scalar load). Kernels of same-shape elementwise math
-      run on buffers collapsed to 1-D, whole vectors then a scalar tail, for
-      any size; others vectorize along the innermost dimension when its
-      size allows and run on scalars otherwise.
-    - `row_reduction`, `wide_row`: a block per row (grid-stride over rows),
-      sized for about 4 vectors a thread, the row held in registers when it
-      fits. Each reduction is a per-thread partial and a block-wide
-      `gpu.all_reduce` (warp shuffles, then shared memory); its result is a
-      per-row scalar for what follows. Full-row outputs are written by all
-      threads, per-row outputs by thread 0.
-    - `wide_row` with `row_splits` (2 to 8): the row is split over a
-      thread-block cluster of that many blocks, which combine their partial
-      reductions through distributed shared memory (`nvvm.mapa`) between
-      cluster barriers; launched with `mgpuLaunchClusterKernel`.
-    - `matmul`: with `matmul-backend=auto` (the default) or `library`, a
-      kernel that is one library call (the matmul on two inputs, then the
-      epilogue `act(alpha * (A @ B) + C + bias)` that
-      `matmul-epilogue=library` fuses) becomes a host call of the runtime's
-      `fusion_cuda_matmul` (cuBLASLt), given the buffers as unranked memrefs;
-      any M, N, K, broadcast batch dimensions as strided batched calls. Other
-      matmul kernels, and all with `generated` (outputs of the product's
-      shape): 16x16 output tiles, operand tiles staged in shared memory per K
-      step, the epilogue on the accumulator.
-    - other kinds (column and other reductions): a thread per output
-      element, reductions as loops.
+    - `elementwise`: a grid-stride loop, each thread taking vectors of the
+      plan's width (`vector.load`/`vector.store`; a broadcast operand is one
+      scalar load). Kernels of same-shape elementwise math run on buffers
+      collapsed to 1-D, whole vectors then a scalar tail, for any size;
+      others vectorize along the innermost dimension.
+    - `rows`: a block per row (grid-stride over rows). Each reduction is a
+      per-thread partial and a block-wide `gpu.all_reduce` (warp shuffles,
+      then shared memory); its result is a per-row scalar for what follows.
+      A row held in `registers` is loaded once; a `streamed` row (dynamic
+      lengths included) is read by every pass. Full-row outputs are written
+      by all threads in one last pass, per-row outputs by thread 0.
+    - `cluster_rows`: as `rows`, the row split over a thread-block cluster
+      of `cluster` blocks, which combine their partial reductions through
+      distributed shared memory (`nvvm.mapa`) between cluster barriers;
+      launched with `mgpuLaunchClusterKernel`.
+    - `library_matmul`: the matmul on two inputs, then the epilogue
+      `act(alpha * (A @ B) + C + bias)` that `matmul-epilogue=library` fuses,
+      as a host call of the runtime's `fusion_cuda_matmul` (cuBLASLt), given
+      the buffers as unranked memrefs; any M, N, K, broadcast batch
+      dimensions as strided batched calls.
+    - `matmul_tiles`: 16x16 output tiles, operand tiles staged in shared
+      memory per K step, the epilogue on the accumulator.
+    - `per_element`: a thread per output element, reductions as loops (what
+      the planner gives kernels no other strategy takes).
   }];
   let options = [
     Option<"matmulBackend", "matmul-backend", "::mlir::fusion::MatmulBackend",
            /*default=*/"::mlir::fusion::MatmulBackend::automatic",
            "How matmul kernels run", "::mlir::fusion::matmulBackendValues()">,
     Option<"matmulTf32", "matmul-tf32", "bool", /*default=*/"false",
-           "Library f32 matmuls may use TF32 tensor cores">
+           "Library f32 matmuls may use TF32 tensor cores">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target GPU, for kernels without a plan">,
+    Option<"maxRowElements", "max-row-elements", "int64_t",
+           /*default=*/"32768",
+           "Longest row one block holds, for kernels without a plan">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -21,8 +21,13 @@ Value roundTo(OpBuilder &b, Location loc, Value value, Type elementType);
 /// An f32 constant shaped like `like` (a scalar, or a splat vector).
 Value f32Constant(OpBuilder &b, Location loc, double value, Type like);
 
-/// Whether `op` is an elementwise fusion op buildElementwise handles.
-bool isElementwiseMath(Operation *op);
+/// `acc` combined with `x` (f32 scalars or vectors) as reduce op `op`
+/// combines (getReductionCombiner), and the combiner's identity as an f32
+/// constant shaped like `like`: one definition for both lowerings.
+Value buildReductionCombine(OpBuilder &b, Location loc, Operation *op,
+                            Value acc, Value x);
+Value buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
+                             Type like);
 
 /// One element of elementwise fusion op `op` from its operands' elements
 /// `args` (f32 for floats, i1 for masks; scalars or vectors of one shape).

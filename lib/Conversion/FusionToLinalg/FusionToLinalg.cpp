@@ -166,9 +166,9 @@ struct ElementwiseLowering : OpConversionPattern<OpTy> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-enum class Combiner { Sum, Max, Min, Mean };
 
-template <typename OpTy, Combiner kCombiner>
+
+template <typename OpTy>
 struct ReduceLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
@@ -200,14 +200,13 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
         keptSizes.push_back(tensor::DimOp::create(rewriter, loc, input, d));
     }
     auto accType = RankedTensorType::get(keptShape, f32);
-    double identity = kCombiner == Combiner::Max   ? -INFINITY
-                      : kCombiner == Combiner::Min ? INFINITY
-                                                   : 0.0;
     Value empty =
         tensor::EmptyOp::create(rewriter, loc, keptShape, f32, keptSizes);
-    Value acc = linalg::FillOp::create(
-                    rewriter, loc, f32Constant(rewriter, loc, identity), empty)
-                    .getResult(0);
+    Value acc =
+        linalg::FillOp::create(rewriter, loc,
+                               buildReductionIdentity(rewriter, loc, op, f32),
+                               empty)
+            .getResult(0);
     SmallVector<AffineMap> maps = {
         rewriter.getMultiDimIdentityMap(inputType.getRank()),
         AffineMap::get(inputType.getRank(), 0, outExprs, op.getContext())};
@@ -215,13 +214,7 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
                         rewriter, loc, accType, input, acc, maps, iterators,
                         [&](OpBuilder &b, Location l, ValueRange args) {
                           Value x = extendToF32(b, l, args[0]);
-                          Value r;
-                          if (kCombiner == Combiner::Max)
-                            r = arith::MaximumFOp::create(b, l, args[1], x);
-                          else if (kCombiner == Combiner::Min)
-                            r = arith::MinimumFOp::create(b, l, args[1], x);
-                          else
-                            r = arith::AddFOp::create(b, l, args[1], x);
+                          Value r = buildReductionCombine(b, l, op, args[1], x);
                           linalg::YieldOp::create(b, l, ValueRange{r});
                         })
                         .getResult(0);
@@ -229,7 +222,7 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     // Mean: divide by the number of reduced elements; then round to the
     // element type.
     Value count;
-    if (kCombiner == Combiner::Mean) {
+    if (isa<ReduceMeanOp>(op.getOperation())) {
       count = arith::ConstantIndexOp::create(rewriter, loc, 1);
       for (int64_t axis : axes)
         count = arith::MulIOp::create(
@@ -477,10 +470,10 @@ void fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<SigmoidOp>, ElementwiseLowering<SiluOp>,
                ElementwiseLowering<GeluOp>, ElementwiseLowering<CmpOp>,
                ElementwiseLowering<SelectOp>, ElementwiseLowering<ConvertOp>,
-               ReduceLowering<ReduceSumOp, Combiner::Sum>,
-               ReduceLowering<ReduceMaxOp, Combiner::Max>,
-               ReduceLowering<ReduceMinOp, Combiner::Min>,
-               ReduceLowering<ReduceMeanOp, Combiner::Mean>, SliceLowering,
+               ReduceLowering<ReduceSumOp>,
+               ReduceLowering<ReduceMaxOp>,
+               ReduceLowering<ReduceMinOp>,
+               ReduceLowering<ReduceMeanOp>, SliceLowering,
                TransposeLowering, MatmulLowering, ConstantLowering>(context);
 }
 
@@ -621,9 +614,6 @@ LogicalResult FusionToLinalgPass::outlineKernels() {
         "fusion.kernel_kind",
         moduleBuilder.getStringAttr(stringifyKernelKind(kernel.getKind())));
     function->setAttr("fusion.kernel_id", moduleBuilder.getI64IntegerAttr(id));
-    if (std::optional<int64_t> splits = kernel.getRowSplits())
-      function->setAttr("fusion.row_splits",
-                        moduleBuilder.getI64IntegerAttr(*splits));
     function.getBody().takeBody(kernel.getBody());
     Block &body = function.getBody().front();
     for (Type type : kernel.getResultTypes())

@@ -47,11 +47,23 @@ Value fusion::f32Constant(OpBuilder &b, Location loc, double value, Type like) {
   return arith::ConstantOp::create(b, loc, scalar);
 }
 
-bool fusion::isElementwiseMath(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp,
-             ExpOp, LogOp, TanhOp, ErfOp, SqrtOp, RsqrtOp, ReciprocalOp,
-             SquareOp, ReluOp, SigmoidOp, SiluOp, GeluOp, CmpOp, SelectOp,
-             ConvertOp>(op);
+Value fusion::buildReductionCombine(OpBuilder &b, Location loc, Operation *op,
+                                   Value acc, Value x) {
+  switch (getReductionCombiner(op)) {
+  case ReductionCombiner::maximum:
+    return arith::MaximumFOp::create(b, loc, acc, x);
+  case ReductionCombiner::minimum:
+    return arith::MinimumFOp::create(b, loc, acc, x);
+  case ReductionCombiner::add:
+    return arith::AddFOp::create(b, loc, acc, x);
+  }
+  llvm_unreachable("unknown reduction combiner");
+}
+
+Value fusion::buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
+                                     Type like) {
+  return f32Constant(b, loc, getReductionIdentity(getReductionCombiner(op)),
+                     like);
 }
 
 /// 1 / (1 + exp(-x)).

@@ -57,11 +57,10 @@ func.func @row_sums_and_normalized(%x: tensor<8x512xf32>) -> (tensor<8xf32>, ten
 
 // -----
 
-// A row longer than max-row-elements becomes a wide_row plan split over
-// blocks, in parts of at most half of max-row-elements (131072 / 16384);
-// the decision is made here, not by a failure in codegen.
+// A row longer than max-row-elements becomes one wide_row kernel (how it
+// runs is its plan: plan-kernels.mlir).
 // CHECK-LABEL: func @wide_row
-// CHECK: fusion.kernel wide_row "wide_row_k0" (%{{.+}}) {row_splits = 8 : i64}
+// CHECK: fusion.kernel wide_row "wide_row_k0" (%{{.+}}) :
 // CHECK-NOT: fusion.kernel
 func.func @wide_row(%x: tensor<8x131072xf32>) -> tensor<8x131072xf32> {
   %m = fusion.reduce_max %x axes = [1] keep_dims : tensor<8x131072xf32> -> tensor<8x1xf32>

@@ -411,8 +411,42 @@ func.func @kernel_3(%x: tensor<4xf32>) {
 // -----
 
 func.func @kernel_4(%x: tensor<4xf32>) {
-  // expected-error @+1 {{row_splits belongs to wide_row kernels and must be at least 2}}
-  %0 = fusion.kernel elementwise (%x) {row_splits = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a rows plan needs a row_reduction or wide_row kernel}}
+  %0 = fusion.kernel elementwise (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = streamed, cluster = 1, passes = [1]>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    fusion.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_inputs(%x: tensor<4xf32>) {
+  // expected-error @+1 {{plan reads 2 inputs, the kernel has 1}}
+  %0 = fusion.kernel elementwise (%x) {plan = #fusion.plan<elementwise, threads = 256, vector = 4, row = none, cluster = 1, passes = [1, 1]>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    fusion.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_cluster(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a plan's cluster is 2 to 16 for cluster_rows and 1 otherwise, got 4 for rows}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = streamed, cluster = 4, passes = [1]>} : (tensor<4xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<4xf32> -> tensor<f32>
+    fusion.yield %s : tensor<f32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_vector(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a plan's vector must be 1, 2, 4, 8 or 16, got 3}}
+  %0 = fusion.kernel elementwise (%x) {plan = #fusion.plan<elementwise, threads = 256, vector = 3, row = none, cluster = 1, passes = [1]>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
     fusion.yield %a : tensor<4xf32>
   }

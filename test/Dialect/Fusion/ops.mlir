@@ -154,8 +154,8 @@ func.func @kernel(%x: tensor<?xf32>, %w: tensor<?xf32>) -> (tensor<?xf32>, tenso
 
 // CHECK-LABEL: func @wide_kernel
 func.func @wide_kernel(%x: tensor<8x131072xf32>) -> tensor<8xf32> {
-  // CHECK: fusion.kernel wide_row (%{{.+}}) {row_splits = 4 : i64} : (tensor<8x131072xf32>) -> tensor<8xf32>
-  %0 = fusion.kernel wide_row (%x) {row_splits = 4 : i64} : (tensor<8x131072xf32>) -> tensor<8xf32> {
+  // CHECK: fusion.kernel wide_row (%{{.+}}) {plan = #fusion.plan<cluster_rows, threads = 512, vector = 4, row = registers, cluster = 8, passes = [1]>} : (tensor<8x131072xf32>) -> tensor<8xf32>
+  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<cluster_rows, threads = 512, vector = 4, row = registers, cluster = 8, passes = [1]>} : (tensor<8x131072xf32>) -> tensor<8xf32> {
   ^bb0(%a: tensor<8x131072xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<8x131072xf32> -> tensor<8xf32>
     fusion.yield %s : tensor<8xf32>

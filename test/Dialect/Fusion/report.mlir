@@ -19,6 +19,7 @@
 // CHECK-NEXT:   "kind": "elementwise",
 // CHECK-NEXT:   "name": "chain_k0",
 // CHECK-NEXT:   "ops": 4,
+// CHECK-NEXT:   "plan": null,
 // CHECK-NEXT:   "predicted_us": 0.003{{[0-9]*}}
 // CHECK:      "kernels": 1,
 // CHECK-NEXT: "launches": 1,
@@ -107,6 +108,7 @@ func.func @adamw(%p: tensor<4096xf32>, %g: tensor<4096xf32>, %m: tensor<4096xf32
 // CHECK:        "kind": "matmul",
 // CHECK-NEXT:   "name": "matmul_bias_gelu_k0",
 // CHECK-NEXT:   "ops": 3,
+// CHECK-NEXT:   "plan": null,
 // CHECK-NEXT:   "predicted_us": 196.341{{[0-9]*}}
 // CHECK:      "name": "matmul_bias_gelu",
 // CHECK-NEXT: "predicted_us": 196.341{{[0-9]*}},

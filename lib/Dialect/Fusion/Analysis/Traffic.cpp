@@ -125,11 +125,21 @@ static ByteCount readOfArgument(BlockArgument arg, Value input) {
 
 KernelTraffic fusion::getKernelTraffic(KernelOp kernel) {
   KernelTraffic traffic;
+  // With a plan, an input is read as many times as the plan reads it (a
+  // streamed row once per pass).
+  ArrayRef<int64_t> passes;
+  if (KernelPlanAttr plan = kernel.getPlanAttr())
+    passes = plan.getPasses();
   llvm::SmallDenseSet<Value> seen;
-  for (auto [arg, input] :
-       llvm::zip(kernel.getBodyBlock().getArguments(), kernel.getInputs()))
-    if (seen.insert(input).second && !isSplatConstant(input))
-      traffic.read += readOfArgument(arg, input);
+  for (auto [index, arg, input] :
+       llvm::enumerate(kernel.getBodyBlock().getArguments(), kernel.getInputs())) {
+    if (!seen.insert(input).second || isSplatConstant(input))
+      continue;
+    ByteCount once = readOfArgument(arg, input);
+    int64_t times = index < passes.size() ? passes[index] : 1;
+    for (int64_t i = 0; i < times; ++i)
+      traffic.read += once;
+  }
   for (Type type : kernel.getResultTypes())
     traffic.written += ByteCount::ofType(type);
   return traffic;

@@ -12,6 +12,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fusion;
 
@@ -206,6 +208,33 @@ ArrayRef<int64_t> fusion::getReduceAxes(Operation *op) {
   if (auto r = dyn_cast<ReduceMeanOp>(op))
     return r.getAxes();
   return {};
+}
+
+ReductionCombiner fusion::getReductionCombiner(Operation *op) {
+  if (isa<ReduceMaxOp>(op))
+    return ReductionCombiner::maximum;
+  if (isa<ReduceMinOp>(op))
+    return ReductionCombiner::minimum;
+  return ReductionCombiner::add;
+}
+
+double fusion::getReductionIdentity(ReductionCombiner combiner) {
+  switch (combiner) {
+  case ReductionCombiner::maximum:
+    return -std::numeric_limits<double>::infinity();
+  case ReductionCombiner::minimum:
+    return std::numeric_limits<double>::infinity();
+  case ReductionCombiner::add:
+    return 0.0;
+  }
+  llvm_unreachable("unknown reduction combiner");
+}
+
+bool fusion::isElementwiseMath(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp,
+             ExpOp, LogOp, TanhOp, ErfOp, SqrtOp, RsqrtOp, ReciprocalOp,
+             SquareOp, ReluOp, SigmoidOp, SiluOp, GeluOp, CmpOp, SelectOp,
+             ConvertOp>(op);
 }
 
 bool fusion::isTrivialReduction(Operation *op) {
@@ -426,10 +455,34 @@ LogicalResult KernelOp::verifyRegions() {
            << getYield().getValues().getTypes()
            << ") must match the kernel's result types (" << getResultTypes()
            << ")";
-  if (std::optional<int64_t> splits = getRowSplits();
-      splits && (getKind() != KernelKind::wide_row || *splits < 2))
-    return emitOpError("row_splits belongs to wide_row kernels and must be at "
-                       "least 2");
+  if (KernelPlanAttr plan = getPlanAttr()) {
+    if (plan.getPasses().size() != getInputs().size())
+      return emitOpError("plan reads ")
+             << plan.getPasses().size() << " inputs, the kernel has "
+             << getInputs().size();
+    KernelKind kind = getKind();
+    bool rowKind =
+        kind == KernelKind::row_reduction || kind == KernelKind::wide_row;
+    switch (plan.getStrategy()) {
+    case KernelStrategy::elementwise:
+      if (kind != KernelKind::elementwise)
+        return emitOpError("an elementwise plan needs an elementwise kernel");
+      break;
+    case KernelStrategy::rows:
+    case KernelStrategy::cluster_rows:
+      if (!rowKind)
+        return emitOpError("a rows plan needs a row_reduction or wide_row "
+                           "kernel");
+      break;
+    case KernelStrategy::matmul_tiles:
+    case KernelStrategy::library_matmul:
+      if (kind != KernelKind::matmul)
+        return emitOpError("a matmul plan needs a matmul kernel");
+      break;
+    case KernelStrategy::per_element:
+      break;
+    }
+  }
   return success();
 }
 

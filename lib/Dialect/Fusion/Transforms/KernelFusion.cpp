@@ -85,27 +85,19 @@ static bool isRowKind(KernelKind kind) {
   return kind == KernelKind::row_reduction || kind == KernelKind::wide_row;
 }
 
-/// How many blocks share a row of `width` elements, 1 when it fits. A row
-/// longer than `maxRowElements` is split into parts of at most half that:
-/// the blocks of a split row run together as a cluster, and smaller parts
-/// leave room for two of them per SM (on the H200, 1024x131072 bf16
-/// softmax ran at 2017 GB/s in parts of 16384 against 1797 in parts of
-/// 32768).
-static int64_t getRowSplits(int64_t width, const FusionOptions &options) {
-  if (ShapedType::isDynamic(width))
-    return 0;
-  if (width <= options.maxRowElements)
-    return 1;
-  return llvm::divideCeil(width, std::max<int64_t>(1, options.maxRowElements / 2));
+/// Whether a row of `width` elements is wide: longer than `maxRowElements`
+/// or of dynamic length. The kernel plan decides how such a row runs
+/// (split over a cluster, or streamed).
+static bool isWideRow(int64_t width, const FusionOptions &options) {
+  return ShapedType::isDynamic(width) || width > options.maxRowElements;
 }
 
 static KernelKind getKindOfOp(Operation *op, const FusionOptions &options) {
   if (isa<MatmulOp>(op))
     return KernelKind::matmul;
   if (std::optional<SmallVector<int64_t>> row = getRowShape(op)) {
-    // A dynamic row length gets the plan that works for any length.
-    return getRowSplits(row->back(), options) == 1 ? KernelKind::row_reduction
-                                                   : KernelKind::wide_row;
+    return isWideRow(row->back(), options) ? KernelKind::wide_row
+                                           : KernelKind::row_reduction;
   }
   if (isReduction(op)) {
     ArrayRef<int64_t> axes = getReduceAxes(op);
@@ -246,11 +238,6 @@ static KernelOp wrapInKernel(Operation *op, const FusionOptions &options) {
   KernelKind kind = getKindOfOp(op, options);
   auto kernel = KernelOp::create(builder, op->getLoc(), op->getResultTypes(),
                                  kind, inputs);
-  if (kind == KernelKind::wide_row) {
-    int64_t splits = getRowSplits(getRowShape(op)->back(), options);
-    if (splits > 1)
-      kernel.setRowSplits(splits);
-  }
   Block &body = kernel.getBodyBlock();
   IRMapping mapping;
   mapping.map(inputs, body.getArguments());
@@ -270,10 +257,6 @@ static KernelOp wrapInKernel(Operation *op, const FusionOptions &options) {
 /// used elsewhere. The two need not be connected (horizontal fusion).
 static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
                              KernelKind kind) {
-  // A wide row keeps the split plan of whichever side has one.
-  std::optional<int64_t> rowSplits = producer.getRowSplits();
-  if (!rowSplits)
-    rowSplits = consumer.getRowSplits();
   Block *block = consumer->getBlock();
   Operation *beforeProducer = producer->getPrevNode();
 
@@ -297,8 +280,6 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
   OpBuilder builder(consumer);
   Location loc = builder.getFusedLoc({producer.getLoc(), consumer.getLoc()});
   auto merged = KernelOp::create(builder, loc, resultTypes, kind, inputs);
-  if (rowSplits && *rowSplits > 1)
-    merged.setRowSplits(*rowSplits);
   Block &body = merged.getBodyBlock();
   builder.setInsertionPointToStart(&body);
 

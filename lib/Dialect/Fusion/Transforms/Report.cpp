@@ -45,6 +45,8 @@ struct Target {
 struct KernelEntry {
   std::string name;
   std::string kind;
+  /// The plan's strategy and row storage ("rows/streamed"), when planned.
+  std::optional<std::string> plan;
   int64_t ops = 0;
   KernelTraffic traffic;
   ByteCount flops;
@@ -77,6 +79,11 @@ FunctionEntry summarize(FunctionOpInterface function, const Target &target) {
       KernelEntry k;
       k.name = kernel.getName().value_or("").str();
       k.kind = stringifyKernelKind(kernel.getKind()).str();
+      if (KernelPlanAttr plan = kernel.getPlanAttr()) {
+        k.plan = stringifyKernelStrategy(plan.getStrategy()).str();
+        if (plan.getRow() != RowStorage::none)
+          *k.plan += "/" + stringifyRowStorage(plan.getRow()).str();
+      }
       k.traffic = getKernelTraffic(kernel);
       k.flops = getKernelFlops(kernel);
       k.predictedUs = target.predict(k.traffic.read + k.traffic.written,
@@ -139,6 +146,8 @@ void printJson(ArrayRef<FunctionEntry> functions, raw_ostream &os) {
     for (const KernelEntry &k : f.kernels) {
       llvm::json::Object object{
           {"name", k.name}, {"kind", k.kind}, {"ops", k.ops}};
+      object["plan"] = k.plan ? llvm::json::Value(*k.plan)
+                              : llvm::json::Value(nullptr);
       addBytes(object, "bytes_read", k.traffic.read);
       addBytes(object, "bytes_written", k.traffic.written);
       addBytes(object, "flops", k.flops);

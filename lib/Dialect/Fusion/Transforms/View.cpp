@@ -127,6 +127,22 @@ void GraphWriter::writeOp(Operation &op, StringRef indent) {
   os << "];\n";
 }
 
+/// The kernel's plan as a label line, when it has one.
+static std::string planText(KernelOp kernel) {
+  KernelPlanAttr plan = kernel.getPlanAttr();
+  if (!plan)
+    return "";
+  std::string text = "\\nplan: " +
+                     stringifyKernelStrategy(plan.getStrategy()).str() + ", " +
+                     std::to_string(plan.getThreads()) + " threads, vector " +
+                     std::to_string(plan.getVector());
+  if (plan.getRow() != RowStorage::none)
+    text += ", row " + stringifyRowStorage(plan.getRow()).str();
+  if (plan.getCluster() > 1)
+    text += ", cluster " + std::to_string(plan.getCluster());
+  return text;
+}
+
 void GraphWriter::writeFunction(FunctionOpInterface function,
                                 unsigned index) {
   functionIndex = index;
@@ -151,7 +167,8 @@ void GraphWriter::writeFunction(FunctionOpInterface function,
     KernelTraffic traffic = getKernelTraffic(kernel);
     os << "    subgraph cluster_" << node(kernel) << " {\n";
     os << "      label=\"" << escape(kernel.getName().value_or("kernel"))
-       << " (" << stringifyKernelKind(kernel.getKind()) << ")\\nreads "
+       << " (" << stringifyKernelKind(kernel.getKind()) << ")"
+       << planText(kernel) << "\\nreads "
        << escape(bytesText(traffic.read)) << ", writes "
        << escape(bytesText(traffic.written)) << "\";\n";
     os << "      style=rounded; color=blue;\n";

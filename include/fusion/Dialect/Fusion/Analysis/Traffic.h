@@ -58,7 +58,8 @@ bool isSplatConstant(Value value);
 bool isComputeOp(Operation *op);
 
 /// Traffic of one kernel: each external input read once (splat constants
-/// free), each result written once.
+/// free), or as many times as the kernel's plan reads it; each result
+/// written once.
 struct KernelTraffic {
   ByteCount read, written;
 };

@@ -87,4 +87,73 @@ def Fusion_KernelKind : I32EnumAttr<"KernelKind",
 def Fusion_KernelKindAttr
     : EnumAttr<Fusion_Dialect, Fusion_KernelKind, "kernel_kind">;
 
+def Fusion_KernelStrategy : I32EnumAttr<"KernelStrategy",
+    "how a kernel's plan runs it on the GPU", [
+      I32EnumAttrCase<"elementwise", 0>,
+      I32EnumAttrCase<"rows", 1>,
+      I32EnumAttrCase<"cluster_rows", 2>,
+      I32EnumAttrCase<"per_element", 3>,
+      I32EnumAttrCase<"matmul_tiles", 4>,
+      I32EnumAttrCase<"library_matmul", 5>]> {
+  let cppNamespace = "::mlir::fusion";
+  let genSpecializedAttr = 0;
+}
+
+def Fusion_RowStorage : I32EnumAttr<"RowStorage",
+    "where a row kernel keeps its row between passes", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"registers", 1>,
+      I32EnumAttrCase<"streamed", 2>]> {
+  let cppNamespace = "::mlir::fusion";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
+  let mnemonic = "plan";
+  let summary = "how a fusion.kernel runs on a GPU target";
+  let description = [{
+    The kernel plan: the one decision of how a kernel runs, made by
+    `fusion-plan-kernels` for a target and read by `fusion-report` (bytes as
+    the plan moves them) and `fusion-kernels-to-gpu` (which carries it out).
+    Written by hand, it overrides the planner; the lowering checks that it
+    fits the kernel's shapes.
+
+    - `strategy`: `elementwise` (a grid-stride loop over vectors),
+      `rows` (a block per row), `cluster_rows` (a row split over the blocks
+      of a thread-block cluster), `per_element` (a thread per output
+      element, reductions as loops), `matmul_tiles` (shared-memory tiles
+      of the product), `library_matmul` (a cuBLASLt call).
+    - `threads`: threads per block.
+    - `vector`: elements per vector access along the innermost dimension.
+    - `row`: where a row kernel keeps its row between passes (`registers`:
+      loaded once; `streamed`: every pass reads it again); `none` otherwise.
+    - `cluster`: blocks per row (`cluster_rows`), else 1.
+    - `passes`: how many times the kernel reads each input (1 unless the
+      row is streamed).
+
+    Example:
+
+    ```mlir
+    #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>
+    ```
+  }];
+  let parameters = (ins
+      EnumParameter<Fusion_KernelStrategy>:$strategy,
+      "int64_t":$threads,
+      "int64_t":$vector,
+      EnumParameter<Fusion_RowStorage>:$row,
+      "int64_t":$cluster,
+      OptionalArrayRefParameter<"int64_t">:$passes);
+  let assemblyFormat = [{
+    `<` $strategy `,` `threads` `=` $threads `,` `vector` `=` $vector `,`
+    `row` `=` $row `,` `cluster` `=` $cluster
+    (`,` `passes` `=` `[` $passes^ `]`)? `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONDIALECT_TD

@@ -42,6 +42,24 @@ ArrayRef<int64_t> getReduceAxes(Operation *op);
 /// A reduce_* op whose axes all have static size 1: it only reshapes.
 bool isTrivialReduction(Operation *op);
 
+/// How a reduce_* op combines elements: reduce_sum and reduce_mean add
+/// (the mean then divides by the count), reduce_max and reduce_min take the
+/// maximum and minimum (NaN-propagating, as torch does).
+enum class ReductionCombiner { add, maximum, minimum };
+ReductionCombiner getReductionCombiner(Operation *op);
+/// The combiner's identity: 0, -inf or +inf.
+double getReductionIdentity(ReductionCombiner combiner);
+
+/// A reduce_* op that combines more than one element per result.
+inline bool isRealReduction(Operation *op) {
+  return !getReduceAxes(op).empty() && !isTrivialReduction(op);
+}
+
+/// Whether `op` is elementwise math: one result element from the operand
+/// elements at the same (broadcast) index. Composite gelu, silu and
+/// sigmoid count; `convert` too.
+bool isElementwiseMath(Operation *op);
+
 } // namespace mlir::fusion
 
 #define GET_OP_CLASSES

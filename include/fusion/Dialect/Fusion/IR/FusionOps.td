@@ -457,10 +457,13 @@ def Fusion_KernelOp : Fusion_Op<"kernel", [
     `kind` is the contract with the lowering: it says how the kernel runs
     (`elementwise`: one flat index space; `row_reduction`: a block or warp
     per row of the innermost axis, the row kept on chip between reduction and
-    normalisation; `wide_row`: a row too long for one block, split over
-    `row_splits` blocks; `column_reduction`: reductions over outer axes;
+    normalisation; `wide_row`: a row longer than the fusion passes'
+    `max-row-elements` (or of dynamic length), split over a cluster of
+    blocks or streamed; `column_reduction`: reductions over outer axes;
     `reduction`: any other reduction; `matmul`: a matrix product with its
-    epilogue). `name` says which function and which kernel it is.
+    epilogue). `name` says which function and which kernel it is. `plan`
+    (a `#fusion.plan`, from `fusion-plan-kernels` or written by hand) says
+    how the GPU runs it: the kind says what the kernel is, the plan how.
 
     Example:
 
@@ -477,7 +480,7 @@ def Fusion_KernelOp : Fusion_Op<"kernel", [
   let arguments = (ins Variadic<Fusion_AnyTensor>:$inputs,
                        Fusion_KernelKindAttr:$kind,
                        OptionalAttr<StrAttr>:$name,
-                       OptionalAttr<I64Attr>:$row_splits);
+                       OptionalAttr<Fusion_KernelPlanAttr>:$plan);
   let results = (outs Variadic<Fusion_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -3,6 +3,7 @@
 #ifndef FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_H
 #define FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_H
 
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 #include "mlir/Pass/Pass.h"

@@ -136,9 +136,8 @@ def FusionFuseReductions
     merged too, and the vertical merges that opens are made.
 
     A row longer than `max-row-elements` (or of dynamic length) becomes a
-    `wide_row` kernel whose row is split over `row_splits` blocks, parts of
-    at most half of `max-row-elements` (on the GPU, a cluster of blocks
-    combining their partial reductions). Reductions over other axes take their
+    `wide_row` kernel; its plan (`fusion-plan-kernels`) splits it over a
+    cluster of blocks or streams it. Reductions over other axes take their
     elementwise producers and become `column_reduction` (the innermost axis
     is kept) or `reduction` kernels.
 
@@ -170,6 +169,48 @@ def FusionFuseHorizontal
     common input.
   }];
   let options = FusionBudgetOptions;
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
+def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
+  let summary = "Attach a GPU kernel plan to every fusion.kernel";
+  let description = [{
+    Gives every `fusion.kernel` without a `plan` the plan `planKernel`
+    makes for the target `chip` (KernelPlan.h): strategy, threads per block,
+    vector width, where a row lives between passes (registers, or streamed
+    and read once per pass), cluster split, and the reads of each input.
+    A plan already present (written by hand) is kept and checked against the
+    kernel's shapes and the target; one that does not fit is an error.
+
+    Rows: a row of up to `max-row-elements` runs on one block, sized for
+    about 4 vectors of 16 bytes a thread (32 to 512 threads), held in
+    registers when each thread holds at most 8 vectors, else streamed. A
+    longer row is split over a thread-block cluster in parts of at most
+    half of `max-row-elements` when they are whole vectors and the cluster
+    is at most the target's portable size (8 on sm_90), else streamed. A
+    row of dynamic length is streamed by 256 threads with scalar accesses.
+
+    Elementwise kernels get 256 threads and 16-byte vectors (a scalar tail
+    when all values have the output's shape; otherwise the widest vector
+    that divides every innermost size). Matmul kernels are a library call
+    where the kernel is one (unless `matmul-backend=generated`; with
+    `library` any other matmul kernel is an error), else shared-memory
+    tiles. A kernel no strategy takes runs `per_element` (a thread per
+    output element, any reduction as a loop); with `emit-remarks` a remark
+    says why.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target GPU">,
+    Option<"matmulBackend", "matmul-backend", "::mlir::fusion::MatmulBackend",
+           /*default=*/"::mlir::fusion::MatmulBackend::automatic",
+           "How matmul kernels run", "::mlir::fusion::matmulBackendValues()">,
+    Option<"maxRowElements", "max-row-elements", "int64_t",
+           /*default=*/"32768",
+           "Longest row one block holds (as the fusion passes')">,
+    Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
+           "Emit a remark for every kernel that falls back to per_element">
+  ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
 

@@ -1,0 +1,100 @@
+//===- KernelPlan.h - How each fusion.kernel runs on a GPU ------*- C++ -*-===//
+//
+// The kernel plan (`#fusion.plan`) is the one decision of how a kernel runs
+// on a GPU target: strategy, threads per block, vector width, where a row
+// lives between passes, cluster split, and how many times each input is
+// read. `planKernel` makes it; `fusion-plan-kernels` attaches it;
+// `fusion-report` counts bytes by it; `fusion-kernels-to-gpu` carries it
+// out and checks hand-written plans with `checkPlan`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_DIALECT_FUSION_ANALYSIS_KERNELPLAN_H
+#define FUSION_DIALECT_FUSION_ANALYSIS_KERNELPLAN_H
+
+#include "fusion/Dialect/Fusion/Analysis/GpuTarget.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <string>
+
+namespace mlir::fusion {
+
+/// How matmul kernels run on the GPU.
+enum class MatmulBackend {
+  /// A library call where the kernel is one (LibraryMatmul.h), else a
+  /// generated kernel.
+  automatic,
+  /// Always a library call (cuBLASLt); an error where the kernel is not one.
+  library,
+  /// Always a generated kernel.
+  generated,
+};
+
+/// The values of a `matmul-backend` option.
+inline auto matmulBackendValues() {
+  return llvm::cl::values(
+      clEnumValN(MatmulBackend::automatic, "auto",
+                 "a library call where the kernel maps onto one, else a "
+                 "generated kernel"),
+      clEnumValN(MatmulBackend::library, "library",
+                 "cuBLASLt, with its epilogue; an error for other kernels"),
+      clEnumValN(MatmulBackend::generated, "generated",
+                 "Fusion's own kernel"));
+}
+
+struct PlanOptions {
+  GpuTarget target;
+  MatmulBackend matmulBackend = MatmulBackend::automatic;
+  /// Longest row held by one block (the fusion passes' option of the same
+  /// name makes longer rows `wide_row` kernels); a longer row is split over
+  /// a cluster in parts of at most half of it, or streamed.
+  int64_t maxRowElements = 32768;
+};
+
+/// The structure a row plan needs: the real reductions in order, all over
+/// the innermost axis of values of one row shape; every yielded value a
+/// full row or one value per row.
+struct RowKernelShape {
+  SmallVector<Operation *> reductions;
+  /// The first reduction's operand, whose shape is the row shape.
+  Value rowInput;
+  ArrayRef<int64_t> rowShape;
+};
+FailureOr<RowKernelShape> getRowKernelShape(KernelOp kernel,
+                                            std::string &reason);
+
+/// Whether every op of `kernel` is a constant or elementwise math and every
+/// value has the output shape or holds one element: then a point is a flat
+/// offset, whatever the innermost size.
+bool isFlatElementwise(KernelOp kernel);
+
+/// Elements in one `target.vectorBytes` access to the narrowest tensor the
+/// kernel reads or writes.
+int64_t getVectorLanes(KernelOp kernel, const GpuTarget &target);
+
+/// The widest vector (at most getVectorLanes) that divides `innermost` and
+/// the innermost size of every input: 1 when there is none or `innermost`
+/// is dynamic.
+int64_t getInnermostVectorWidth(KernelOp kernel, const GpuTarget &target,
+                                int64_t innermost);
+
+/// The plan of `kernel`. Never fails: a kernel that no specialised strategy
+/// takes gets `per_element` (which runs any kernel), and `fallbackReason`,
+/// when given, says why.
+KernelPlanAttr planKernel(KernelOp kernel, const PlanOptions &options,
+                          std::string *fallbackReason = nullptr);
+
+/// Empty when `plan` can run `kernel` on `target`, else what does not fit
+/// (for hand-written plans).
+std::string checkPlan(KernelOp kernel, KernelPlanAttr plan,
+                      const GpuTarget &target);
+
+/// Vectors of the row each thread holds in registers under a row plan (0
+/// when the row is streamed); the row part of a block is `rowPart`.
+int64_t getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart);
+
+} // namespace mlir::fusion
+
+#endif // FUSION_DIALECT_FUSION_ANALYSIS_KERNELPLAN_H

@@ -1,0 +1,113 @@
+//===- Launch.cpp - Launches and index arithmetic for GPU strategies ------===//
+
+#include "Launch.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+Value codegen::indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+llvm::MaybeAlign codegen::vectorAlignment(Type element, int64_t width) {
+  int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  return llvm::Align(std::min<int64_t>(16, bytes * width));
+}
+
+SmallVector<Value> codegen::delinearize(OpBuilder &b, Location loc, Value flat,
+                                      ArrayRef<Value> sizes) {
+  SmallVector<Value> index(sizes.size());
+  for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+    index[d] = d == 0 ? flat : arith::RemUIOp::create(b, loc, flat, sizes[d]);
+    if (d > 0)
+      flat = arith::DivUIOp::create(b, loc, flat, sizes[d]);
+  }
+  return index;
+}
+
+SmallVector<Value> codegen::sizesOf(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d)
+                        ? memref::DimOp::create(b, loc, buffer, d).getResult()
+                        : indexConst(b, loc, type.getDimSize(d)));
+  return sizes;
+}
+
+Value codegen::product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value p = indexConst(b, loc, 1);
+  for (Value v : values)
+    p = arith::MulIOp::create(b, loc, p, v);
+  return p;
+}
+
+LogicalResult codegen::emitLaunch(
+    OpBuilder &b, Location loc, KernelOp kernel, Value blocks, int64_t threads,
+    function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
+    TypeRange shared, int64_t clusterBlocks, int64_t dynamicShared) {
+  Value one = indexConst(b, loc, 1);
+  // A grid is at most 2^31 - 1 blocks wide; grid-stride loops cover more.
+  blocks = arith::MinUIOp::create(b, loc, blocks,
+                                  indexConst(b, loc, (int64_t(1) << 31) - 1));
+  blocks = arith::MaxUIOp::create(b, loc, blocks, one);
+  Value clusterX, clusterY, clusterZ;
+  if (clusterBlocks) {
+    clusterX = indexConst(b, loc, clusterBlocks);
+    clusterY = clusterZ = one;
+  }
+  std::string name = kernel.getName().value_or("fusion_kernel").str();
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, indexConst(b, loc, threads), one, one,
+      dynamicShared ? arith::ConstantIntOp::create(b, loc, dynamicShared, 32)
+                    : Value(),
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, shared, /*privateAttributions=*/{}, clusterX,
+      clusterY, clusterZ,
+      FlatSymbolRefAttr::get(b.getContext(), name + "_module"),
+      FlatSymbolRefAttr::get(b.getContext(), name));
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = launch.getBody().front();
+  // The builder leaves out the six cluster arguments (cluster ids and
+  // sizes) that the verifier and the parser place after the first twelve.
+  if (clusterBlocks)
+    for (unsigned i = 0; i < 6; ++i)
+      entry.insertArgument(gpu::LaunchOp::kNumConfigRegionAttributes + i,
+                           b.getIndexType(), loc);
+  b.setInsertionPointToStart(&entry);
+  LaunchIds ids{launch.getBlockIds().x, launch.getThreadIds().x,
+                launch.getGridSize().x, launch.getWorkgroupAttributions()};
+  if (failed(body(b, ids)))
+    return failure();
+  gpu::TerminatorOp::create(b, loc);
+  return success();
+}
+
+void codegen::store(OpBuilder &b, Location loc, Value value, Value buffer,
+                  ArrayRef<Value> index) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  value = roundTo(b, loc, value, element);
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    vector::StoreOp::create(b, loc, value, buffer, index,
+                            /*nontemporal=*/false,
+                            vectorAlignment(element, vector.getNumElements()));
+  else
+    memref::StoreOp::create(b, loc, value, buffer, index);
+}
+
+std::pair<Value, Value> codegen::gridStride(OpBuilder &b, Location loc, Value bid,
+                                          Value tid, Value grid,
+                                          int64_t threads) {
+  Value blockSize = indexConst(b, loc, threads);
+  Value first = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, blockSize), tid);
+  Value stride = arith::MulIOp::create(b, loc, grid, blockSize);
+  return {first, stride};
+}

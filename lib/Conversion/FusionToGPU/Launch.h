@@ -1,0 +1,74 @@
+//===- Launch.h - Launches and index arithmetic for GPU strategies -*- C++ -*-===//
+//
+// What every strategy of fusion-kernels-to-gpu builds on: the kernel's
+// device buffers, a gpu.launch named after the kernel, index arithmetic,
+// and vector-aware stores.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_LAUNCH_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_LAUNCH_H
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Alignment.h"
+
+namespace mlir::fusion::codegen {
+
+inline ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v);
+
+/// Device buffers for one kernel: inputs (indexed like the body's
+/// arguments) and outputs.
+struct KernelBuffers {
+  SmallVector<Value> inputs, outputs;
+};
+
+/// Splits `flat` into a multi-index over `sizes` (row-major).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<Value> sizes);
+
+/// The sizes of `buffer` as index values.
+SmallVector<Value> sizesOf(OpBuilder &b, Location loc, Value buffer);
+
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> values);
+
+/// Where a launch body runs: block and thread ids along x, the grid size,
+/// and the workgroup (shared) buffers asked for.
+struct LaunchIds {
+  Value block, thread, grid;
+  ArrayRef<BlockArgument> shared;
+};
+
+/// A launch of `blocks` x `threads` (in clusters of `clusterBlocks` blocks,
+/// with `dynamicShared` bytes of dynamic shared memory, when given), named
+/// after the kernel; `body` fills it.
+LogicalResult
+emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
+           int64_t threads,
+           function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
+           TypeRange shared = {}, int64_t clusterBlocks = 0,
+           int64_t dynamicShared = 0);
+
+/// The alignment of a vector access of `width` elements that starts on a
+/// multiple of `width` in a buffer whose rows are multiples of `width`
+/// (what the strategies ensure): up to 16 bytes, so that loads and stores
+/// become single 16-byte instructions.
+llvm::MaybeAlign vectorAlignment(Type element, int64_t width);
+
+/// Stores `value` (f32 or i1, scalar or vector) into `buffer` at `index`,
+/// rounded to the buffer's element type.
+void store(OpBuilder &b, Location loc, Value value, Value buffer,
+           ArrayRef<Value> index);
+
+/// The first global thread index and the stride of a grid-stride loop.
+std::pair<Value, Value> gridStride(OpBuilder &b, Location loc, Value bid,
+                                   Value tid, Value grid, int64_t threads);
+
+} // namespace mlir::fusion::codegen
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_LAUNCH_H

@@ -1,0 +1,161 @@
+//===- MatmulTiles.cpp - The shared-memory tile matmul strategy -----------===//
+//
+// Matmul kernels whose outputs all have the product's shape: a block of
+// 16 x 16 threads per output tile (grid-stride over tiles). Per step of 16
+// along K, the block stages a tile of each operand in shared memory (zeros
+// past the edges), then each thread accumulates its element in f32; the
+// epilogue is evaluated on the accumulator. The fallback for products the
+// library does not take, until the tensor-core kernel lands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PointEvaluator.h"
+#include "Strategies.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
+                                       KernelOp kernel, KernelPlanAttr plan,
+                                       const KernelBuffers &buffers) {
+  // The plan is 256 threads: one per element of a 16 x 16 tile.
+  constexpr int64_t kTile = 16;
+  assert(plan.getThreads() == kTile * kTile && "checked by checkPlan");
+  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+  MLIRContext *context = b.getContext();
+  Value out0 = buffers.outputs[0];
+  int64_t rank = cast<MemRefType>(out0.getType()).getRank();
+  auto tileSizes = [&](OpBuilder &b) {
+    // [batch..., tiles along M, tiles along N] and the sizes M, N.
+    SmallVector<Value> sizes = sizesOf(b, loc, out0);
+    Value m = sizes[rank - 2], n = sizes[rank - 1];
+    Value tile = indexConst(b, loc, kTile);
+    sizes[rank - 2] = arith::CeilDivUIOp::create(b, loc, m, tile);
+    sizes[rank - 1] = arith::CeilDivUIOp::create(b, loc, n, tile);
+    return std::make_tuple(sizes, m, n);
+  };
+  SmallVector<Value> tiles = std::get<0>(tileSizes(b));
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      context, gpu::GPUDialect::getWorkgroupAddressSpace());
+  // One padding column keeps the column reads of B free of bank conflicts.
+  auto tileType = MemRefType::get({kTile, kTile + 1}, b.getF32Type(),
+                                  MemRefLayoutAttrInterface{}, workgroup);
+  return emitLaunch(
+      b, loc, kernel, product(b, loc, tiles), kTile * kTile,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Value aTile = ids.shared[0], bTile = ids.shared[1];
+        auto [tiles, m, n] = tileSizes(b);
+        Value tile = indexConst(b, loc, kTile);
+        Value zero = indexConst(b, loc, 0);
+        Value tx = arith::RemUIOp::create(b, loc, ids.thread, tile);
+        Value ty = arith::DivUIOp::create(b, loc, ids.thread, tile);
+        PointEvaluator sizer(b, loc, kernel, buffers.inputs, 1);
+        FailureOr<Value> kSize =
+            sizer.sizeOf(matmul.getA(), shapeOf(matmul.getA()).size() - 1);
+        if (failed(kSize))
+          return matmul.emitOpError("cannot size the dynamic inner dimension");
+
+        auto tileLoop = scf::ForOp::create(b, loc, ids.block,
+                                           product(b, loc, tiles), ids.grid);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(tileLoop.getBody());
+        SmallVector<Value> index =
+            delinearize(b, loc, tileLoop.getInductionVar(), tiles);
+        Value row = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, index[rank - 2], tile), ty);
+        Value col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, index[rank - 1], tile), tx);
+        index[rank - 2] = row;
+        index[rank - 1] = col;
+
+        // Stages element (r, c) of an operand into `buffer`[ty][tx], zero
+        // outside [0, rows) x [0, cols).
+        auto stage = [&](Value operand, Value r, Value c, Value rows,
+                         Value cols, Value buffer) -> LogicalResult {
+          Value inside = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                    cols));
+          auto guarded = scf::IfOp::create(b, loc, b.getF32Type(), inside,
+                                           /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(guarded.thenBlock());
+            PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+            FailureOr<Value> v =
+                evaluator.evalMatmulOperand(matmul, operand, index, r, c);
+            if (failed(v))
+              return failure();
+            scf::YieldOp::create(b, loc, *v);
+            b.setInsertionPointToStart(guarded.elseBlock());
+            scf::YieldOp::create(b, loc,
+                                 f32Constant(b, loc, 0.0, b.getF32Type()));
+          }
+          memref::StoreOp::create(b, loc, guarded.getResult(0), buffer,
+                                  ValueRange{ty, tx});
+          return success();
+        };
+
+        auto kLoop = scf::ForOp::create(
+            b, loc, zero, *kSize, tile,
+            ValueRange{f32Constant(b, loc, 0.0, b.getF32Type())});
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(kLoop.getBody());
+          Value k0 = kLoop.getInductionVar();
+          if (failed(stage(matmul.getA(), row,
+                           arith::AddIOp::create(b, loc, k0, tx), m, *kSize,
+                           aTile)) ||
+              failed(stage(matmul.getB(), arith::AddIOp::create(b, loc, k0, ty),
+                           col, *kSize, n, bTile)))
+            return failure();
+          gpu::BarrierOp::create(b, loc);
+          Value acc = kLoop.getRegionIterArgs()[0];
+          for (int64_t k = 0; k < kTile; ++k) {
+            Value kk = indexConst(b, loc, k);
+            Value a = memref::LoadOp::create(b, loc, aTile, ValueRange{ty, kk});
+            Value bv =
+                memref::LoadOp::create(b, loc, bTile, ValueRange{kk, tx});
+            acc = math::FmaOp::create(b, loc, a, bv, acc);
+          }
+          // The next step overwrites the tiles.
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, acc);
+        }
+
+        // The epilogue, for the threads whose element exists.
+        Value inside = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, n));
+        auto write = scf::IfOp::create(b, loc, inside);
+        b.setInsertionPoint(write.thenBlock()->getTerminator());
+        PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+        Value product = kLoop.getResult(0);
+        Type element = getElementTypeOrSelf(matmul.getType());
+        if (!element.isF32())
+          product = extendToF32(b, loc, roundTo(b, loc, product, element));
+        evaluator.known[matmul.getResult()] = product;
+        for (auto [value, buffer] :
+             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
+          FailureOr<Value> v = evaluator.eval(value, index, false);
+          if (failed(v))
+            return failure();
+          store(b, loc, *v, buffer, index);
+        }
+        return success();
+      },
+      TypeRange{tileType, tileType});
+}

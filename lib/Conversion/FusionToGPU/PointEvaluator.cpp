@@ -1,0 +1,321 @@
+//===- PointEvaluator.cpp - A kernel body's values at one point -----------===//
+
+#include "PointEvaluator.h"
+
+#include "Launch.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+#include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+Value PointEvaluator::splatIfNeeded(Value v, bool lanes) {
+  if (!lanes || isa<VectorType>(v.getType()))
+    return v;
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({width}, v.getType()), v);
+}
+
+Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
+                           bool lanes) {
+  Value buffer = buffers[arg.getArgNumber()];
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value v;
+  if (lanes)
+    v = vector::LoadOp::create(b, loc, VectorType::get({width}, element),
+                               buffer, index, /*nontemporal=*/false,
+                               vectorAlignment(element, width));
+  else
+    v = memref::LoadOp::create(b, loc, buffer, index);
+  return extendToF32(b, loc, v);
+}
+
+FailureOr<Value> PointEvaluator::eval(Value value, ArrayRef<Value> index,
+                                      bool lanes) {
+  if (auto it = known.find(value); it != known.end())
+    return splatIfNeeded(it->second, lanes);
+  std::vector<void *> key;
+  for (Value i : index)
+    key.push_back(i.getAsOpaquePointer());
+  auto cacheKey = std::make_tuple(value.getAsOpaquePointer(), key, lanes);
+  if (auto it = cache.find(cacheKey); it != cache.end())
+    return it->second;
+
+  FailureOr<Value> result = failure();
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    result = load(arg, index, lanes);
+  else
+    result = evalOp(value.getDefiningOp(), index, lanes);
+  if (failed(result))
+    return failure();
+  // Round at every op to its element type, as the CPU path does.
+  Type element = getElementTypeOrSelf(value.getType());
+  if (isa<FloatType>(element) && !element.isF32())
+    result = extendToF32(b, loc, roundTo(b, loc, *result, element));
+  cache[cacheKey] = *result;
+  return result;
+}
+
+FailureOr<Value> PointEvaluator::gather(Value value, ArrayRef<Value> index) {
+  SmallVector<Value> elements;
+  SmallVector<Value> laneIndex(index);
+  for (int64_t lane = 0; lane < width; ++lane) {
+    laneIndex.back() =
+        arith::AddIOp::create(b, loc, index.back(), indexConst(b, loc, lane));
+    FailureOr<Value> v = eval(value, laneIndex, /*lanes=*/false);
+    if (failed(v))
+      return failure();
+    elements.push_back(*v);
+  }
+  return vector::FromElementsOp::create(
+             b, loc, VectorType::get({width}, elements[0].getType()), elements)
+      .getResult();
+}
+
+FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
+                                        bool lanes) {
+  Value result = op->getResult(0);
+  ArrayRef<int64_t> shape = shapeOf(result);
+
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (!splat)
+      return op->emitOpError("only splat constants can be inside a GPU "
+                             "kernel");
+    if (splat.getElementType().isInteger(1))
+      return splatIfNeeded(
+          arith::ConstantIntOp::create(b, loc, splat.getSplatValue<bool>(), 1)
+              .getResult(),
+          lanes);
+    return splatIfNeeded(
+        f32Constant(b, loc, splat.getSplatValue<APFloat>().convertToDouble(),
+                    b.getF32Type()),
+        lanes);
+  }
+
+  if (isElementwiseMath(op)) {
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands()) {
+      ArrayRef<int64_t> s = shapeOf(operand);
+      if (flat) {
+        bool whole = s == shape;
+        SmallVector<Value> operandIndex(whole ? index.size() : s.size(),
+                                        indexConst(b, loc, 0));
+        if (whole)
+          operandIndex.assign(index.begin(), index.end());
+        FailureOr<Value> v = eval(operand, operandIndex, lanes && whole);
+        if (failed(v))
+          return failure();
+        args.push_back(splatIfNeeded(*v, lanes));
+        continue;
+      }
+      int64_t offset = shape.size() - s.size();
+      SmallVector<Value> operandIndex;
+      for (auto [i, dim] : llvm::enumerate(s)) {
+        int64_t j = i + offset;
+        operandIndex.push_back(dim == 1 && shape[j] != 1 ? indexConst(b, loc, 0)
+                                                         : index[j]);
+      }
+      // Broadcast along the last dimension: one value for all lanes.
+      bool operandLanes =
+          lanes && !s.empty() && !(s.back() == 1 && shape.back() != 1);
+      FailureOr<Value> v = eval(operand, operandIndex, operandLanes);
+      if (failed(v))
+        return failure();
+      args.push_back(splatIfNeeded(*v, lanes));
+    }
+    return buildElementwise(b, loc, op, args);
+  }
+
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    // Vector loads stay aligned only if the slice starts on a vector.
+    if (lanes && (slice.getStrides().back() != 1 ||
+                  slice.getOffsets().back() % width != 0))
+      return gather(result, index);
+    SmallVector<Value> operandIndex;
+    for (auto [i, offset, stride] :
+         llvm::zip(index, slice.getOffsets(), slice.getStrides())) {
+      Value scaled =
+          stride == 1
+              ? i
+              : arith::MulIOp::create(b, loc, i, indexConst(b, loc, stride));
+      operandIndex.push_back(
+          offset == 0 ? scaled
+                      : arith::AddIOp::create(b, loc, scaled,
+                                              indexConst(b, loc, offset)));
+    }
+    return eval(slice.getX(), operandIndex, lanes);
+  }
+
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (lanes && perm.back() != static_cast<int64_t>(perm.size()) - 1)
+      return gather(result, index);
+    SmallVector<Value> operandIndex(perm.size());
+    for (auto [j, p] : llvm::enumerate(perm))
+      operandIndex[p] = index[j];
+    return eval(transpose.getX(), operandIndex, lanes);
+  }
+
+  if (isTrivialReduction(op)) {
+    ArrayRef<int64_t> axes = getReduceAxes(op);
+    Value input = op->getOperand(0);
+    SmallVector<Value> operandIndex;
+    unsigned next = 0;
+    for (int64_t d = 0; d < static_cast<int64_t>(shapeOf(input).size()); ++d) {
+      if (llvm::is_contained(axes, d)) {
+        operandIndex.push_back(indexConst(b, loc, 0));
+        if (op->hasAttr("keep_dims"))
+          ++next;
+      } else {
+        operandIndex.push_back(index[next++]);
+      }
+    }
+    bool operandLanes =
+        lanes && !llvm::is_contained(axes, int64_t(shapeOf(input).size()) - 1);
+    FailureOr<Value> v = eval(input, operandIndex, operandLanes);
+    if (failed(v))
+      return failure();
+    return splatIfNeeded(*v, lanes);
+  }
+
+  if (isRealReduction(op)) {
+    if (lanes)
+      return gather(result, index);
+    return evalLoopReduction(op, index);
+  }
+
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    if (lanes)
+      return gather(result, index);
+    return evalMatmul(matmul, index);
+  }
+
+  return op->emitOpError("has no GPU lowering (decompose composite ops "
+                         "first)");
+}
+
+FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
+                                                   ArrayRef<Value> index) {
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> axes = getReduceAxes(op);
+  int64_t rank = shapeOf(input).size();
+  // The input index: result dims where kept, loop variables on the axes.
+  SmallVector<Value> inputIndex(rank);
+  unsigned next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      if (op->hasAttr("keep_dims"))
+        ++next;
+      continue;
+    }
+    inputIndex[d] = index[next++];
+  }
+  // Sizes of the reduced axes come from the input's source buffer.
+  Value count = indexConst(b, loc, 1);
+  Value acc = buildReductionIdentity(b, loc, op, b.getF32Type());
+  std::function<FailureOr<Value>(unsigned, Value)> loop =
+      [&](unsigned a, Value init) -> FailureOr<Value> {
+    if (a == axes.size()) {
+      // What the loop body computes stays in it.
+      CacheScope scope(*this);
+      FailureOr<Value> x = eval(input, inputIndex, /*lanes=*/false);
+      if (failed(x))
+        return failure();
+      return buildReductionCombine(b, loc, op, init, *x);
+    }
+    int64_t axis = axes[a];
+    FailureOr<Value> size = sizeOf(input, axis);
+    if (failed(size))
+      return op->emitOpError("cannot size the dynamic axis ") << axis;
+    count = arith::MulIOp::create(b, loc, count, *size);
+    auto forOp = scf::ForOp::create(b, loc, indexConst(b, loc, 0), *size,
+                                    indexConst(b, loc, 1), ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    inputIndex[axis] = forOp.getInductionVar();
+    FailureOr<Value> inner = loop(a + 1, forOp.getRegionIterArgs()[0]);
+    if (failed(inner))
+      return failure();
+    scf::YieldOp::create(b, loc, *inner);
+    return forOp.getResult(0);
+  };
+  FailureOr<Value> total = loop(0, acc);
+  if (failed(total))
+    return failure();
+  if (!isa<ReduceMeanOp>(op))
+    return total;
+  Value n = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), count));
+  return arith::DivFOp::create(b, loc, *total, n).getResult();
+}
+
+FailureOr<Value> PointEvaluator::sizeOf(Value value, int64_t dim) {
+  int64_t size = shapeOf(value)[dim];
+  if (!ShapedType::isDynamic(size))
+    return indexConst(b, loc, size);
+  std::optional<std::pair<Value, int64_t>> source = traceDynamicDim(value, dim);
+  if (!source)
+    return failure();
+  // The trace ends at a kernel input; read that input's buffer.
+  for (auto [input, buffer] : llvm::zip(kernel.getInputs(), buffers))
+    if (input == source->first)
+      return memref::DimOp::create(b, loc, buffer, source->second).getResult();
+  return failure();
+}
+
+FailureOr<Value> PointEvaluator::evalMatmulOperand(MatmulOp op, Value operand,
+                                                   ArrayRef<Value> index,
+                                                   Value row, Value col) {
+  ArrayRef<int64_t> shape = shapeOf(op.getResult());
+  int64_t batch = shape.size() - 2;
+  ArrayRef<int64_t> s = shapeOf(operand).drop_back(2);
+  int64_t offset = batch - s.size();
+  SmallVector<Value> operandIndex;
+  for (auto [i, dim] : llvm::enumerate(s))
+    operandIndex.push_back(dim == 1 && shape[i + offset] != 1
+                               ? indexConst(b, loc, 0)
+                               : index[i + offset]);
+  operandIndex.push_back(row);
+  operandIndex.push_back(col);
+  return eval(operand, operandIndex, /*lanes=*/false);
+}
+
+FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
+                                            ArrayRef<Value> index) {
+  ArrayRef<int64_t> shape = shapeOf(op.getResult());
+  int64_t batch = shape.size() - 2;
+  Value m = index[batch], n = index[batch + 1];
+  FailureOr<Value> size = sizeOf(op.getA(), shapeOf(op.getA()).size() - 1);
+  if (failed(size))
+    return op.emitOpError("cannot size the dynamic inner dimension");
+  auto forOp = scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), *size, indexConst(b, loc, 1),
+      ValueRange{f32Constant(b, loc, 0.0, b.getF32Type())});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value kk = forOp.getInductionVar();
+    CacheScope scope(*this);
+    FailureOr<Value> a = evalMatmulOperand(op, op.getA(), index, m, kk);
+    FailureOr<Value> bv = failure();
+    if (succeeded(a))
+      bv = evalMatmulOperand(op, op.getB(), index, kk, n);
+    if (failed(bv))
+      return failure();
+    Value sum = arith::AddFOp::create(b, loc, forOp.getRegionIterArgs()[0],
+                                      arith::MulFOp::create(b, loc, *a, *bv));
+    scf::YieldOp::create(b, loc, sum);
+  }
+  return forOp.getResult(0);
+}

@@ -1,0 +1,88 @@
+//===- PointEvaluator.h - A kernel body's values at one point ---*- C++ -*-===//
+//
+// The per-element evaluator every GPU strategy uses: the value of a kernel
+// body value at a multi-index, as f32 scalar or vector math (i1 for masks),
+// rounded to each op's element type as the CPU path does. What it computes
+// is cached per scope: values built in a loop or branch body are forgotten
+// when the body's CacheScope ends, so nothing is reused where it does not
+// dominate.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_POINTEVALUATOR_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_POINTEVALUATOR_H
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace mlir::fusion::codegen {
+
+class PointEvaluator {
+  using Cache =
+      std::map<std::tuple<void *, std::vector<void *>, bool>, Value>;
+
+public:
+  PointEvaluator(OpBuilder &b, Location loc, KernelOp kernel,
+                 ArrayRef<Value> buffers, int64_t width, bool flat = false)
+      : b(b), loc(loc), kernel(kernel), buffers(buffers), width(width),
+        flat(flat) {}
+
+  /// Values already computed for every point that follows (a row kernel's
+  /// reduction results).
+  DenseMap<Value, Value> known;
+
+  /// Element (`row`, `col`) of matmul operand `operand` for the output
+  /// element at `index` (batch dimensions broadcast as the op does).
+  FailureOr<Value> evalMatmulOperand(MatmulOp op, Value operand,
+                                     ArrayRef<Value> index, Value row,
+                                     Value col);
+
+  /// The size of dimension `dim` of body value `value`: static, or read
+  /// from the input buffer it comes from.
+  FailureOr<Value> sizeOf(Value value, int64_t dim);
+
+  /// The value of `value` at `index`; a vector of `width` lanes along the
+  /// last dimension when `lanes`, a scalar otherwise.
+  FailureOr<Value> eval(Value value, ArrayRef<Value> index, bool lanes);
+
+  /// While alive, what the evaluator computes is forgotten at its end: open
+  /// one for every loop or branch body the builder enters.
+  class CacheScope {
+  public:
+    explicit CacheScope(PointEvaluator &evaluator)
+        : evaluator(evaluator), saved(evaluator.cache) {}
+    ~CacheScope() { evaluator.cache = std::move(saved); }
+
+  private:
+    PointEvaluator &evaluator;
+    Cache saved;
+  };
+
+private:
+  Value load(BlockArgument arg, ArrayRef<Value> index, bool lanes);
+  FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
+  FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
+  FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);
+  /// Evaluates lane by lane and assembles the vector.
+  FailureOr<Value> gather(Value value, ArrayRef<Value> index);
+  Value splatIfNeeded(Value v, bool lanes);
+
+  OpBuilder &b;
+  Location loc;
+  KernelOp kernel;
+  ArrayRef<Value> buffers;
+  int64_t width;
+  /// Points are flat offsets into values of the output's shape (buffers of
+  /// that shape are collapsed to 1-D); other values hold one element.
+  bool flat;
+  Cache cache;
+};
+
+} // namespace mlir::fusion::codegen
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_POINTEVALUATOR_H

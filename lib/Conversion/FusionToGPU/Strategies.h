@@ -1,0 +1,57 @@
+//===- Strategies.h - One GPU strategy per kernel plan ----------*- C++ -*-===//
+//
+// The strategies of fusion-kernels-to-gpu, one per file, each carrying out
+// a `#fusion.plan` (KernelPlan.h) it does not re-decide: it emits one
+// gpu.launch for the kernel on its device buffers at the builder's point.
+// The library matmul strategy is a host call instead (LibraryMatmulCall.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_STRATEGIES_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_STRATEGIES_H
+
+#include "Launch.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::fusion::codegen {
+
+/// `elementwise`: a grid-stride loop over vectors (Elementwise.cpp).
+LogicalResult emitElementwise(OpBuilder &b, Location loc, KernelOp kernel,
+                              KernelPlanAttr plan,
+                              const KernelBuffers &buffers);
+
+/// `rows` and `cluster_rows`: a block (or a cluster) per row (Rows.cpp).
+LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
+                       KernelPlanAttr plan, const KernelBuffers &buffers);
+
+/// `matmul_tiles`: shared-memory tiles of the product (MatmulTiles.cpp).
+LogicalResult emitMatmulTiles(OpBuilder &b, Location loc, KernelOp kernel,
+                              KernelPlanAttr plan,
+                              const KernelBuffers &buffers);
+
+/// `per_element`: a thread per output element (PerElement.cpp).
+LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
+                             KernelPlanAttr plan,
+                             const KernelBuffers &buffers);
+
+/// The cluster side of `cluster_rows` (ClusterRows.cpp): shared slots for
+/// the blocks' partial reductions, one per reduction, in dynamic shared
+/// memory (gpu.launch takes no workgroup attributions with clusters).
+Value clusterSlots(OpBuilder &b, Location loc, int64_t numSlots);
+/// Waits for every thread of the cluster; shared-memory writes before it
+/// are visible to the whole cluster after it.
+void clusterBarrier(OpBuilder &b, Location loc);
+/// The combination of the block totals `total` of the `blocks` blocks of a
+/// cluster, through slot `ordinal` of every block's `slots`, in block order
+/// (the same result in every block).
+Value combineOverCluster(OpBuilder &b, Location loc, Operation *reduction,
+                         Value total, Value slots, int64_t ordinal, Value tid,
+                         int64_t blocks);
+
+/// f32 division in `launch` as `div.full.f32` (FullRangeDivision.cpp).
+void useFullRangeDivision(gpu::LaunchOp launch);
+
+} // namespace mlir::fusion::codegen
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_STRATEGIES_H

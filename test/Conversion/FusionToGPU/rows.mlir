@@ -1,0 +1,87 @@
+// RUN: fusion-opt %s --split-input-file --fusion-kernels-to-gpu | FileCheck %s
+
+// The rows strategy on hand-written kernels: what the plan says is what
+// runs.
+
+// Held in registers: 1024 vectors of 4 over 256 threads, 4 each. The max
+// pass loads the row (no loop over it); the write pass reuses the loads.
+// CHECK-LABEL: func.func @held
+// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK-COUNT-4: vector.load {{.*}} : memref<64x4096xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK: gpu.all_reduce maximumf
+// CHECK-NOT: vector.load
+// CHECK-COUNT-4: vector.store
+// CHECK: gpu.barrier
+func.func @held(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  %0 = fusion.kernel row_reduction "held" (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = registers, cluster = 1, passes = [1]>} : (tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  ^bb0(%a: tensor<64x4096xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %a, %m : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+    fusion.yield %d : tensor<64x4096xf32>
+  }
+  return %0 : tensor<64x4096xf32>
+}
+
+// -----
+
+// The same kernel streamed by hand: a loop over the row per pass, each
+// loading it again.
+// CHECK-LABEL: func.func @streamed
+// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c128
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.load {{.*}} : memref<64x4096xf32>, vector<4xf32>
+// CHECK: gpu.all_reduce maximumf
+// CHECK: scf.for
+// CHECK: vector.load {{.*}} : memref<64x4096xf32>, vector<4xf32>
+// CHECK: vector.store
+func.func @streamed(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  %0 = fusion.kernel row_reduction "streamed" (%x) {plan = #fusion.plan<rows, threads = 128, vector = 4, row = streamed, cluster = 1, passes = [2]>} : (tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  ^bb0(%a: tensor<64x4096xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %a, %m : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+    fusion.yield %d : tensor<64x4096xf32>
+  }
+  return %0 : tensor<64x4096xf32>
+}
+
+// -----
+
+// A row of dynamic length (planned here: no plan given): streamed with
+// scalar loads up to the row's run-time length, the mean dividing by it.
+// CHECK-LABEL: func.func @dynamic_mean
+// CHECK-SAME: (%[[X:.+]]: memref<?x?xf32>,
+// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: %[[H:.+]] = memref.dim %[[X]], %c1
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[H]] step %c256{{.*}} iter_args
+// CHECK: memref.load %[[X]]
+// CHECK: gpu.all_reduce add
+// CHECK: %[[H64:.+]] = arith.index_castui %[[H]] : index to i64
+// CHECK: arith.uitofp %[[H64]]
+// CHECK: memref.store
+func.func @dynamic_mean(%x: tensor<?x?xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.kernel wide_row "dynamic_mean" (%x) : (tensor<?x?xf32>) -> tensor<?x1xf32> {
+  ^bb0(%a: tensor<?x?xf32>):
+    %m = fusion.reduce_mean %a axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    fusion.yield %m : tensor<?x1xf32>
+  }
+  return %0 : tensor<?x1xf32>
+}
+
+// -----
+
+// A slice feeding the row: rows are sized from the slice, not from a
+// buffer of the row's shape (there is none).
+// CHECK-LABEL: func.func @sliced_rows
+// CHECK: gpu.launch
+// CHECK: gpu.all_reduce add
+// CHECK: memref.store {{.*}} : memref<8xf32>
+func.func @sliced_rows(%x: tensor<8x96xf32>) -> tensor<8xf32> {
+  %0 = fusion.kernel row_reduction "sliced_rows" (%x) : (tensor<8x96xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x96xf32>):
+    %s = fusion.slice %a offsets = [0, 32] sizes = [8, 64] strides = [1, 1] : tensor<8x96xf32> -> tensor<8x64xf32>
+    %r = fusion.reduce_sum %s axes = [1] : tensor<8x64xf32> -> tensor<8xf32>
+    fusion.yield %r : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}

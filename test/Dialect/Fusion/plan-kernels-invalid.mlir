@@ -1,0 +1,36 @@
+// Plans that do not fit their kernel or target are located errors.
+// RUN: fusion-opt %s --fusion-plan-kernels -split-input-file -verify-diagnostics
+
+func.func @plan_misfit(%x: tensor<64x4098xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: rows of 4098 are not 1 parts of whole 4-element vectors read from every input}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<64x4098xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x4098xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<64x4098xf32> -> tensor<64xf32>
+    fusion.yield %s : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+func.func @plan_cluster_too_big(%x: tensor<8x131072xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{plan does not fit: asks for clusters of 16 blocks, sm_90 allows at most 8}}
+  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<cluster_rows, threads = 512, vector = 4, row = streamed, cluster = 16, passes = [1]>} : (tensor<8x131072xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x131072xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x131072xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @plan_dynamic_vector(%x: tensor<8x?xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{plan does not fit: a row of dynamic length is streamed by one block with scalar accesses}}
+  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<8x?xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x?xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x?xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}
