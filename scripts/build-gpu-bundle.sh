@@ -65,5 +65,12 @@ print(cuda.compile(source, build, bundle))
 print(cuda.compile(os.path.join(root, "benchmarks/gpu/call_path.mlir"), build, bundle))
 # The same programs with the generated (pre-library) matmul, for before/after.
 print(cuda.compile(source, build, bundle, matmul_backend="generated", suffix=".generated"))
+# The CPU suite's random graphs (random_graphs_check.py runs them there).
+from fusion import random_graphs
+source = os.path.join(bundle, "random_graphs.mlir")
+with open(source, "w") as f:
+    f.write("\n".join(random_graphs.random_graph(100000 + i).mlir for i in range(300)))
+for fuse in (True, False):
+    print(cuda.compile(source, build, bundle, fuse=fuse))
 PY
 du -sh "$bundle"

@@ -13,6 +13,7 @@ status=0
 python3 run_checks.py small > "$OUT/checks_small.txt" 2>&1 || status=1
 python3 run_checks.py full > "$OUT/checks_full.txt" 2>&1 || status=1
 python3 matmul_checks.py > "$OUT/matmul_checks.txt" 2>&1 || status=1
+python3 random_graphs_check.py > "$OUT/random_graphs.txt" 2>&1 || status=1
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum
 for v in fused unfused; do
   ncu --clock-control none --metrics $ncu_metrics --csv python3 run_traffic.py full $v \
@@ -25,7 +26,7 @@ python3 run_traffic.py --decode-times "$OUT/ncu_decode.csv" > "$OUT/decode.txt" 
 python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1
 
-echo "== correctness";  grep -h -E "FAIL|passed" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt"
+echo "== correctness";  grep -h -E "FAIL|passed|random graphs" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt" "$OUT/random_graphs.txt"
 echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt"
 echo "== decode: GPU time per kernel"; cat "$OUT/decode.txt"
 echo "== effective GB/s"; cat "$OUT/bench.txt"

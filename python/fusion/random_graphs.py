@@ -1,7 +1,7 @@
 """Seeded random `fusion` graphs with a numpy evaluator, for differential
 tests: elementwise chains, broadcasts, diamonds and multi-consumer values,
 reductions over the last and the first axis, norms, softmax, slices, and
-dynamic row counts.
+dynamic row counts and row lengths.
 
     graph = random_graph(seed=7)
     graph.mlir            # one func.func, named graph.name
@@ -16,23 +16,28 @@ FULL, ROW, ROWVEC, COL, HALF, SCALAR = "full", "row", "rowvec", "col", "half", "
 
 def _shape(kind, rows, width):
     return {FULL: (rows, width), ROW: (rows, 1), ROWVEC: (rows,),
-            COL: (width,), HALF: (rows, width // 2), SCALAR: ()}[kind]
+            COL: (width,), HALF: (rows, None if width is None else width // 2),
+            SCALAR: ()}[kind]
 
 
 def _type(kind, rows, width):
+    # `None` sizes are dynamic (`?`); a slice's half width stays static.
+    if kind == HALF and width is None:
+        raise ValueError("slices need a static width")
     dims = ["?" if d is None else str(d) for d in _shape(kind, rows, width)]
     return "tensor<" + "x".join(dims + ["f32"]) + ">"
 
 
 class Graph:
-    def __init__(self, name, rows, width, dynamic_rows):
+    def __init__(self, name, rows, width, dynamic_rows, dynamic_width=False):
         self.name, self.rows, self.width = name, rows, width
-        self.dynamic_rows = dynamic_rows
+        self.dynamic_rows, self.dynamic_width = dynamic_rows, dynamic_width
         self.lines, self.values, self.inputs, self.outputs = [], [], [], []
         self.steps = []  # (target index, numpy function, operand indices)
 
     def type_of(self, kind):
-        return _type(kind, None if self.dynamic_rows else self.rows, self.width)
+        return _type(kind, None if self.dynamic_rows else self.rows,
+                     None if self.dynamic_width else self.width)
 
     def add(self, kind, text, fn, operands):
         name = f"%v{len(self.values)}"
@@ -58,8 +63,10 @@ class Graph:
         return (f"func.func @{self.name}({args}) -> ({result_types}) {{\n{body}\n"
                 f"  return {returns} : {result_types}\n}}\n")
 
-    def input_shapes(self, rows):
-        return [_shape(k, rows, self.width) for _, k in self.inputs]
+    def input_shapes(self, rows, width=None):
+        """Input shapes at `rows` rows of `width` (default: the graph's)."""
+        return [_shape(k, rows, self.width if width is None else width)
+                for _, k in self.inputs]
 
     def evaluate(self, *arrays):
         env = {}
@@ -106,6 +113,9 @@ def random_graph(seed, ops=12):
     rows = int(rng.integers(1, 9))
     width = int(rng.choice([8, 12, 32, 48]))
     g = Graph(f"graph{seed}", rows, width, dynamic_rows=bool(rng.random() < 0.3))
+    # Rows of dynamic length (as attention scores have): drawn after the
+    # choices above so that the graphs of a seed keep their static form.
+    g.dynamic_width = bool(np.random.default_rng(seed + 7919).random() < 0.2)
     for kind in [FULL, COL, FULL, ROW][: int(rng.integers(2, 5))]:
         g.input(kind)
 
@@ -169,7 +179,7 @@ def random_graph(seed, ops=12):
                 g.add(FULL, f"fusion.rms_norm {name(i)}, {name(w)} epsilon = 1.0e-05 : {ty(i)}, {ty(w)}",
                       lambda x, w: x / np.sqrt(np.mean(x * x, 1, keepdims=True) + 1e-5) * w,
                       [i, w])
-        else:
+        elif not g.dynamic_width:
             i = pick([FULL])
             half = g.width // 2
             sizes = f"[-1, {half}]" if g.dynamic_rows else f"[{g.rows}, {half}]"

@@ -1,17 +1,20 @@
 # Seeded random fusion graphs (elementwise chains, broadcasts, diamonds,
 # multi-consumer values, reductions over either axis, norms, softmax, slices,
-# dynamic row counts), compiled fused and unfused for the CPU, run on fresh
-# random inputs and compared with a numpy evaluation and with each other.
+# dynamic row counts and row lengths), compiled fused and unfused for the
+# CPU, run on fresh random inputs and compared with a numpy evaluation and
+# with each other; every graph also compiles for the GPU (to PTX, fused and
+# unfused: no valid program may fail there either).
 #
 # RUN: %fusion_python %s %fusion_obj_root %t --graphs 300 --seed 1
 
 import argparse
 import os
+import subprocess
 import sys
 
 import numpy as np
 
-from fusion import cpu, random_graphs, testing
+from fusion import cpu, random_graphs, testing, tools
 
 parser = argparse.ArgumentParser()
 parser.add_argument("build_dir")
@@ -35,8 +38,10 @@ rng = np.random.default_rng()
 failures = []
 for g in graphs:
     rows = int(rng.integers(1, 12)) if g.dynamic_rows else g.rows
+    width = int(rng.choice([1, 3, 37, g.width])) if g.dynamic_width else g.width
     fn = fused.functions[g.name]
-    inputs = [testing.random_input(rng, t, s) for t, s in zip(fn.inputs, g.input_shapes(rows))]
+    inputs = [testing.random_input(rng, t, s)
+              for t, s in zip(fn.inputs, g.input_shapes(rows, width))]
     expected = g.evaluate(*inputs)
     got_fused = fn(*inputs)
     got_unfused = unfused.functions[g.name](*inputs)
@@ -52,6 +57,15 @@ for g in graphs:
                                 f"absolute {absolute:.2e}")
         if testing.relative_error(a, b) > 1e-6:
             failures.append(f"{g.name} fused vs unfused output {i} differ")
+
+# The GPU path: the whole module through fusion-to-nvvm to PTX.
+fusion_opt = tools.find("fusion-opt", args.build_dir)
+for fuse in (True, False):
+    gpu = subprocess.run([fusion_opt, source, f"--fusion-to-nvvm=fuse={int(fuse)} format=isa",
+                          "-o", os.devnull], capture_output=True, text=True)
+    if gpu.returncode != 0:
+        failures.append(f"GPU compile ({'fused' if fuse else 'unfused'}) failed: "
+                        + gpu.stderr[:2000])
 
 kernels = {fuse: sum(f["kernels"] for f in cpu.report(source, args.build_dir, fuse)["functions"])
            for fuse in (True, False)}
