@@ -34,6 +34,24 @@ for fuse in (True, False):
         json.dump(cpu.report(source, build, fuse, chip="sm_90"), f, indent=1)
 PY
 done
+# Rows the plan streams (one block, each pass reading the row again), for
+# the ncu check that the report counts every pass: softmax over rows of
+# 32768 f32 (16 vectors a thread at 512 threads, more than a block holds).
+cat > "$bundle/workloads_streamed.mlir" <<'MLIR'
+func.func @softmax_streamed(%x: tensor<4096x32768xf32>) -> tensor<4096x32768xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<4096x32768xf32>
+  return %0 : tensor<4096x32768xf32>
+}
+MLIR
+PYTHONPATH="$root/python" python3 - "$build" "$bundle" <<'PY'
+import json, os, sys
+from fusion import cpu, cuda
+build, bundle = sys.argv[1:]
+source = os.path.join(bundle, "workloads_streamed.mlir")
+print(cuda.compile(source, build, bundle, fuse=True))
+with open(os.path.join(bundle, "report_streamed.fused.json"), "w") as f:
+    json.dump(cpu.report(source, build, True, chip="sm_90"), f, indent=1)
+PY
 # The codegen cases (small shapes, every GPU codegen path), with the
 # generated matmul and any epilogue fused; the matmul cases and benchmark
 # programs with the defaults (library matmuls, library epilogues), the cases

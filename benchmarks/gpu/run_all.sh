@@ -20,6 +20,9 @@ for v in fused unfused; do
     > "$OUT/ncu_$v.csv" 2> "$OUT/ncu_$v.err" || status=1
   python3 run_traffic.py --compare "$OUT/ncu_$v.csv" full $v > "$OUT/traffic_$v.txt" 2>&1 || status=1
 done
+ncu --clock-control none --metrics $ncu_metrics --csv python3 run_traffic.py streamed fused \
+  > "$OUT/ncu_streamed.csv" 2> "$OUT/ncu_streamed.err" || status=1
+python3 run_traffic.py --compare "$OUT/ncu_streamed.csv" streamed fused > "$OUT/traffic_streamed.txt" 2>&1 || status=1
 ncu --clock-control none --metrics gpu__time_duration.sum --csv python3 run_traffic.py --decode full \
   > "$OUT/ncu_decode.csv" 2> "$OUT/ncu_decode.err" || status=1
 python3 run_traffic.py --decode-times "$OUT/ncu_decode.csv" > "$OUT/decode.txt" 2>&1 || status=1
@@ -27,7 +30,7 @@ python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1
 
 echo "== correctness";  grep -h -E "FAIL|passed|random graphs" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt" "$OUT/random_graphs.txt"
-echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt"
+echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt" "$OUT/traffic_streamed.txt"
 echo "== decode: GPU time per kernel"; cat "$OUT/decode.txt"
 echo "== effective GB/s"; cat "$OUT/bench.txt"
 echo "== matmul programs"; cat "$OUT/matmul_bench.txt"

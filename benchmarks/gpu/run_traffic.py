@@ -6,7 +6,9 @@ of every kernel, and compares the counts with fusion-report's prediction:
         --csv python3 run_traffic.py full fused > fused.csv
     python3 run_traffic.py --compare fused.csv full fused
 
-The prediction is report_<scale>.<variant>.json in the bundle. Inputs are
+The prediction is report_<scale>.<variant>.json in the bundle (bytes as the
+sm_90 kernel plans move them: a streamed row once per pass; scale
+`streamed` is softmax over rows the plan streams). Inputs are
 initialized before the measured calls; only kernels named after a workload
 are counted."""
 
@@ -73,6 +75,9 @@ def decode_times(csv_path):
         print(f"decode kernel {name:28} GPU time per launch (us): " + " ".join(f"{v:.2f}" for v in values))
 
 
+L2_BYTES = 60 * 2**20
+
+
 def compare(csv_path, scale, variant):
     with open(os.path.join(here, f"report_{scale}.{variant}.json")) as f:
         report = json.load(f)
@@ -93,12 +98,19 @@ def compare(csv_path, scale, variant):
             continue
         measured = counted[func["name"]]
         rows.append(dict(workload=func["name"], variant=variant, predicted=func["bytes"],
-                         measured=measured, ratio=measured / func["bytes"]))
+                         measured=measured, ratio=measured / func["bytes"],
+                         launches=func["launches"]))
     out_dir = os.environ.get("OUT", ".")
     with open(os.path.join(out_dir, f"traffic_{scale}_{variant}.json"), "w") as f:
         json.dump(rows, f, indent=1)
     for r in rows:
-        flag = "ok  " if abs(r["ratio"] - 1) <= 0.05 else "OFF "
+        # What a kernel leaves dirty in L2 (60 MB on the H200) is written
+        # back after its counters stop: a shortfall of at most that much per
+        # launch is "L2", not a wrong prediction (measured on 2026-11-30:
+        # counting L2 write sectors instead overcounts writes by about 1.25x).
+        short = r["predicted"] - r["measured"]
+        flag = ("ok  " if abs(r["ratio"] - 1) <= 0.05 else
+                "L2  " if 0 < short <= L2_BYTES * r["launches"] else "OFF ")
         print(f"{flag} {r['workload']:20} {r['variant']:8} predicted {r['predicted'] / 1e6:10.1f} MB  "
               f"ncu DRAM {r['measured'] / 1e6:10.1f} MB  ratio {r['ratio']:.3f}")
 

@@ -118,13 +118,9 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
         args.push_back(splatIfNeeded(*v, lanes));
         continue;
       }
-      int64_t offset = shape.size() - s.size();
       SmallVector<Value> operandIndex;
-      for (auto [i, dim] : llvm::enumerate(s)) {
-        int64_t j = i + offset;
-        operandIndex.push_back(dim == 1 && shape[j] != 1 ? indexConst(b, loc, 0)
-                                                         : index[j]);
-      }
+      for (std::optional<int64_t> source : getBroadcastSources(s, shape))
+        operandIndex.push_back(source ? index[*source] : indexConst(b, loc, 0));
       // Broadcast along the last dimension: one value for all lanes.
       bool operandLanes =
           lanes && !s.empty() && !(s.back() == 1 && shape.back() != 1);
@@ -277,15 +273,11 @@ FailureOr<Value> PointEvaluator::sizeOf(Value value, int64_t dim) {
 FailureOr<Value> PointEvaluator::evalMatmulOperand(MatmulOp op, Value operand,
                                                    ArrayRef<Value> index,
                                                    Value row, Value col) {
-  ArrayRef<int64_t> shape = shapeOf(op.getResult());
-  int64_t batch = shape.size() - 2;
-  ArrayRef<int64_t> s = shapeOf(operand).drop_back(2);
-  int64_t offset = batch - s.size();
   SmallVector<Value> operandIndex;
-  for (auto [i, dim] : llvm::enumerate(s))
-    operandIndex.push_back(dim == 1 && shape[i + offset] != 1
-                               ? indexConst(b, loc, 0)
-                               : index[i + offset]);
+  for (std::optional<int64_t> source :
+       getBroadcastSources(shapeOf(operand).drop_back(2),
+                           shapeOf(op.getResult()).drop_back(2)))
+    operandIndex.push_back(source ? index[*source] : indexConst(b, loc, 0));
   operandIndex.push_back(row);
   operandIndex.push_back(col);
   return eval(operand, operandIndex, /*lanes=*/false);

@@ -3,6 +3,10 @@
 // Outlines every fusion.kernel into a private function and lowers fusion ops
 // to linalg, tensor, arith and math ops on tensors (see Passes.td).
 //
+// Longer than 600 lines on purpose: one conversion pattern set (a pattern
+// per op family) sharing its broadcast maps and f32 promotion, as upstream
+// keeps its TOSA-to-linalg patterns together.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Conversion/Passes.h"
@@ -71,15 +75,11 @@ static SmallVector<Value> getDynamicSizes(OpBuilder &b, Location loc,
 static AffineMap getBroadcastMap(MLIRContext *context,
                                  ArrayRef<int64_t> operandShape,
                                  ArrayRef<int64_t> resultShape) {
-  int64_t offset = resultShape.size() - operandShape.size();
   SmallVector<AffineExpr> exprs;
-  for (auto [i, dim] : llvm::enumerate(operandShape)) {
-    int64_t j = i + offset;
-    if (dim == 1 && resultShape[j] != 1)
-      exprs.push_back(getAffineConstantExpr(0, context));
-    else
-      exprs.push_back(getAffineDimExpr(j, context));
-  }
+  for (std::optional<int64_t> source :
+       getBroadcastSources(operandShape, resultShape))
+    exprs.push_back(source ? getAffineDimExpr(*source, context)
+                           : getAffineConstantExpr(0, context));
   return AffineMap::get(resultShape.size(), 0, exprs, context);
 }
 
@@ -363,15 +363,12 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
                k = getAffineDimExpr(batch + 2, context);
     auto operandMap = [&](RankedTensorType type, AffineExpr row,
                           AffineExpr col) {
-      ArrayRef<int64_t> shape = type.getShape().drop_back(2);
-      int64_t offset = batch - shape.size();
       SmallVector<AffineExpr> exprs;
-      for (auto [i, dim] : llvm::enumerate(shape)) {
-        int64_t j = i + offset;
-        exprs.push_back(dim == 1 && resultType.getDimSize(j) != 1
-                            ? getAffineConstantExpr(0, context)
-                            : getAffineDimExpr(j, context));
-      }
+      for (std::optional<int64_t> source :
+           getBroadcastSources(type.getShape().drop_back(2),
+                               resultType.getShape().drop_back(2)))
+        exprs.push_back(source ? getAffineDimExpr(*source, context)
+                               : getAffineConstantExpr(0, context));
       exprs.push_back(row);
       exprs.push_back(col);
       return AffineMap::get(batch + 3, 0, exprs, context);

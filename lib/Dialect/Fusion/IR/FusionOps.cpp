@@ -210,6 +210,21 @@ ArrayRef<int64_t> fusion::getReduceAxes(Operation *op) {
   return {};
 }
 
+SmallVector<std::optional<int64_t>>
+fusion::getBroadcastSources(ArrayRef<int64_t> operandShape,
+                            ArrayRef<int64_t> resultShape) {
+  int64_t offset = resultShape.size() - operandShape.size();
+  SmallVector<std::optional<int64_t>> sources;
+  for (auto [i, dim] : llvm::enumerate(operandShape)) {
+    int64_t j = i + offset;
+    if (dim == 1 && resultShape[j] != 1)
+      sources.push_back(std::nullopt);
+    else
+      sources.push_back(j);
+  }
+  return sources;
+}
+
 ReductionCombiner fusion::getReductionCombiner(Operation *op) {
   if (isa<ReduceMaxOp>(op))
     return ReductionCombiner::maximum;

@@ -4,6 +4,11 @@
 // policy lives in KernelFuser::classify and KernelFuser::checkMerge, the
 // byte arithmetic in fuseProducer, the IR surgery in mergeKernels.
 //
+// Longer than 600 lines on purpose: the three fusion passes, fusion-view and
+// the remarks share one engine (KernelFuser) whose policy, cost arithmetic
+// and merges read the same state; split apart, a merge rule and its remark
+// would live in different files.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"

@@ -42,6 +42,15 @@ ArrayRef<int64_t> getReduceAxes(Operation *op);
 /// A reduce_* op whose axes all have static size 1: it only reshapes.
 bool isTrivialReduction(Operation *op);
 
+/// Numpy broadcasting of an operand of `operandShape` in the index space
+/// of `resultShape` (trailing dimensions aligned): for each operand
+/// dimension, the result dimension whose index it reads, or std::nullopt
+/// where it has size 1 against a larger size (it reads index 0). The one
+/// definition both lowerings index by (matmul batch dimensions included).
+SmallVector<std::optional<int64_t>>
+getBroadcastSources(ArrayRef<int64_t> operandShape,
+                    ArrayRef<int64_t> resultShape);
+
 /// How a reduce_* op combines elements: reduce_sum and reduce_mean add
 /// (the mean then divides by the count), reduce_max and reduce_min take the
 /// maximum and minimum (NaN-propagating, as torch does).
