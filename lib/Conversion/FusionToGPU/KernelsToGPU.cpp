@@ -16,6 +16,7 @@
 #include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
 #include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -224,6 +225,7 @@ struct KernelsToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    eraseFusionOptions(module);
     if (failed(planKernels(module)))
       return signalPassFailure();
     FailureOr<LibraryCalls> libraryCalls = selectLibraryCalls(module);

@@ -14,6 +14,7 @@
 
 #include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -634,6 +635,7 @@ LogicalResult FusionToLinalgPass::outlineKernels() {
 void FusionToLinalgPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
+  eraseFusionOptions(module);
 
   // Composite ops become primitive ops first.
   {

@@ -112,3 +112,22 @@ func.func @column_then_rows(%x: tensor<64x128xf32>, %y: tensor<32x128xf32>) -> t
   %r = fusion.reduce_sum %p axes = [1] : tensor<32x128xf32> -> tensor<32xf32>
   return %r : tensor<32xf32>
 }
+
+// -----
+
+// A weight-shaped value that is also returned cannot join the row kernel
+// that reads it: the row strategies write rows and values per row, not
+// [H] (the plan is asked before the merge). The relu stays its own kernel.
+// CHECK-LABEL: func @weight_escapes
+// CHECK: %[[R:.+]] = fusion.kernel elementwise
+// CHECK: fusion.relu
+// CHECK: fusion.kernel row_reduction {{.*}}(%{{.+}}, %[[R]])
+// CHECK-NOT: fusion.relu
+func.func @weight_escapes(%w: tensor<12xf32>, %x: tensor<4x12xf32>) -> (tensor<4x12xf32>, tensor<12xf32>) {
+  // expected-remark @+1 {{[plan] the merged row kernel would write [12], neither a row nor a value per row of [4x12]: no row strategy writes it}}
+  %r = fusion.relu %w : tensor<12xf32>
+  %m = fusion.reduce_mean %x axes = [1] keep_dims : tensor<4x12xf32> -> tensor<4x1xf32>
+  %s = fusion.sub %x, %m : (tensor<4x12xf32>, tensor<4x1xf32>) -> tensor<4x12xf32>
+  %y = fusion.mul %s, %r : (tensor<4x12xf32>, tensor<12xf32>) -> tensor<4x12xf32>
+  return %y, %r : tensor<4x12xf32>, tensor<12xf32>
+}

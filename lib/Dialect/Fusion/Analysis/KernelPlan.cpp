@@ -56,18 +56,22 @@ FailureOr<RowKernelShape> fusion::getRowKernelShape(KernelOp kernel,
       return failure();
     }
   }
-  ArrayRef<int64_t> outer = row.rowShape.drop_back();
   for (Value value : kernel.getYield().getValues()) {
-    ArrayRef<int64_t> shape = shapeOf(value);
-    bool perRow = shape == outer ||
-                  (shape.drop_back() == outer && shape.size() == outer.size() + 1 &&
-                   shape.back() == 1 && row.rowShape.back() != 1);
-    if (shape != row.rowShape && !perRow) {
+    if (!isRowOutput(shapeOf(value), row.rowShape)) {
       reason = "an output is neither a row nor a value per row";
       return failure();
     }
   }
   return row;
+}
+
+bool fusion::isRowOutput(ArrayRef<int64_t> shape, ArrayRef<int64_t> rowShape) {
+  if (shape == rowShape)
+    return true;
+  ArrayRef<int64_t> outer = rowShape.drop_back();
+  return shape == outer ||
+         (shape.size() == rowShape.size() && shape.drop_back() == outer &&
+          shape.back() == 1);
 }
 
 bool fusion::isFlatElementwise(KernelOp kernel) {

@@ -24,6 +24,7 @@ struct FuseProducerConsumerPass
     options.maxRecomputeOps = maxRecomputeOps;
     options.matmulEpilogue = matmulEpilogue;
     options.maxRowElements = maxRowElements;
+    recordFusionOptions(getOperation(), options);
     fuseFunctions(getOperation(), options, [&](KernelFuser &fuser) {
       fuser.fuseVertically(FusionRules::ProducerConsumer);
       if (emitRemarks)

@@ -24,6 +24,7 @@ struct FuseReductionsPass
     options.maxRowElements = maxRowElements;
     options.maxRecomputeOps = maxRecomputeOps;
     options.matmulEpilogue = matmulEpilogue;
+    recordFusionOptions(getOperation(), options);
     fuseFunctions(getOperation(), options, [&](KernelFuser &fuser) {
       fuser.fuseVertically(FusionRules::Reductions);
       // Siblings over the same rows share a kernel, which can open new

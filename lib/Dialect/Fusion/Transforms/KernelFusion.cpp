@@ -13,6 +13,7 @@
 
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
 #include "fusion/Dialect/Fusion/Analysis/Traffic.h"
 
@@ -571,6 +572,21 @@ std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
                "elementwise kernel writes outputs of one shape (" +
                shapeStr(shapeOf(result)) + " vs " + shapeStr(shape) + ")";
   }
+  // The plan: the row strategies write full rows and values per row
+  // (KernelPlan.h); any other output would leave the kernel per_element.
+  if (isRowKind(*merged)) {
+    SmallVector<int64_t> row = getKernelRowShape(consumer);
+    if (row.empty())
+      row = getKernelRowShape(producer);
+    SmallVector<Value> outputs(consumer->getResults());
+    llvm::append_range(outputs, escaping);
+    for (Value output : outputs)
+      if (!isRowOutput(shapeOf(output), row))
+        return "[plan] the merged row kernel would write " +
+               shapeStr(shapeOf(output)) +
+               ", neither a row nor a value per row of " + shapeStr(row) +
+               ": no row strategy writes it";
+  }
   kind = *merged;
   return "";
 }
@@ -826,4 +842,55 @@ void fusion::fuseFunctions(Operation *root, const FusionOptions &options,
       fuser.nameKernels(function.getName());
     }
   });
+}
+
+static constexpr StringLiteral kBudgetsAttr = "fusion.budgets";
+
+void fusion::recordFusionOptions(Operation *root,
+                                 const FusionOptions &options) {
+  Builder b(root->getContext());
+  DictionaryAttr budgets = b.getDictionaryAttr({
+      b.getNamedAttr("max_ops", b.getI64IntegerAttr(options.maxOps)),
+      b.getNamedAttr("max_params", b.getI64IntegerAttr(options.maxParams)),
+      b.getNamedAttr("max_live_values",
+                     b.getI64IntegerAttr(options.maxLiveValues)),
+      b.getNamedAttr("max_row_elements",
+                     b.getI64IntegerAttr(options.maxRowElements)),
+      b.getNamedAttr("max_recompute_ops",
+                     b.getI64IntegerAttr(options.maxRecomputeOps)),
+      b.getNamedAttr("matmul_epilogue",
+                     b.getI64IntegerAttr(
+                         static_cast<int64_t>(options.matmulEpilogue))),
+  });
+  root->walk([&](FunctionOpInterface function) {
+    function->setAttr(kBudgetsAttr, budgets);
+  });
+}
+
+void fusion::eraseFusionOptions(Operation *root) {
+  root->walk([](FunctionOpInterface function) {
+    function->removeAttr(kBudgetsAttr);
+  });
+}
+
+FusionOptions fusion::readFusionOptions(Operation *function,
+                                        const FusionOptions &defaults) {
+  FusionOptions options = defaults;
+  auto budgets = function->getAttrOfType<DictionaryAttr>(kBudgetsAttr);
+  if (!budgets)
+    return options;
+  auto read = [&](StringRef key, int64_t &field) {
+    if (auto value = budgets.getAs<IntegerAttr>(key))
+      field = value.getInt();
+  };
+  read("max_ops", options.maxOps);
+  read("max_params", options.maxParams);
+  read("max_live_values", options.maxLiveValues);
+  read("max_row_elements", options.maxRowElements);
+  read("max_recompute_ops", options.maxRecomputeOps);
+  int64_t epilogue = static_cast<int64_t>(options.matmulEpilogue);
+  read("matmul_epilogue", epilogue);
+  if (epilogue >= 0 && epilogue <= static_cast<int64_t>(MatmulEpilogue::any))
+    options.matmulEpilogue = static_cast<MatmulEpilogue>(epilogue);
+  return options;
 }

@@ -179,7 +179,9 @@ void GraphWriter::writeFunction(FunctionOpInterface function,
 
   // Edges: inside kernels plain; into a kernel or an op from outside with
   // the bytes moved, and the refusal reason between two kernels.
-  KernelFuser fuser(body, options);
+  // The reasons of the budgets the fusion passes ran with, when recorded.
+  FusionOptions decided = readFusionOptions(function, options);
+  KernelFuser fuser(body, decided);
   auto edgesInto = [&](Operation &user) {
     for (Value operand : user.getOperands()) {
       std::string from = source(operand);

@@ -65,6 +65,11 @@ struct RowKernelShape {
 FailureOr<RowKernelShape> getRowKernelShape(KernelOp kernel,
                                             std::string &reason);
 
+/// Whether the row strategies write an output of `shape` in a kernel over
+/// rows of `rowShape`: a full row, or one value per row ([R...] or
+/// [R..., 1]). The fusion policy asks this before it grows a row kernel.
+bool isRowOutput(ArrayRef<int64_t> shape, ArrayRef<int64_t> rowShape);
+
 /// Whether every op of `kernel` is a constant or elementwise math and every
 /// value has the output shape or holds one element: then a point is a flat
 /// offset, whatever the innermost size.

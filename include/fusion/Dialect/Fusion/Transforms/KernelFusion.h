@@ -138,6 +138,18 @@ private:
 void fuseFunctions(Operation *root, const FusionOptions &options,
                    function_ref<void(KernelFuser &)> fuse);
 
+/// The vertical fusion passes record the budgets they decided with on each
+/// function (`fusion.budgets`), so that tools explaining the decisions
+/// afterwards (fusion-view) give the reasons of that run, not of their own
+/// defaults. `readFusionOptions` returns `defaults` where nothing was
+/// recorded.
+void recordFusionOptions(Operation *root, const FusionOptions &options);
+FusionOptions readFusionOptions(Operation *function,
+                                const FusionOptions &defaults);
+/// Drops the recorded budgets below `root` (the lowerings do: nothing of
+/// the fusion dialect outlives them).
+void eraseFusionOptions(Operation *root);
+
 } // namespace mlir::fusion
 
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_KERNELFUSION_H

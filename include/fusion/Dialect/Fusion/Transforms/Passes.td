@@ -272,7 +272,11 @@ def FusionView : Pass<"fusion-view", "ModuleOp"> {
     plain; an edge that crosses kernels carries the bytes that go through
     device memory and, between two kernels, the reason they were not merged
     (`[cycle]`, `[budget]`, `[reduction]`, `[cost]`, ..., the reasons of the
-    fusion remarks), drawn dashed and red. Run it after the fusion passes:
+    fusion remarks), drawn dashed and red. Reasons are given for the budgets
+    the fusion passes ran with (they record them on each function as
+    `fusion.budgets`), else for this pass's options. A kernel with a plan
+    (`fusion-plan-kernels`) shows it under its name. Run it after the fusion
+    passes:
 
         fusion-opt in.mlir --fusion-pipeline --fusion-view=output=graph.dot
         dot -Tsvg graph.dot -o graph.svg
@@ -284,7 +288,8 @@ def FusionView : Pass<"fusion-view", "ModuleOp"> {
            "Where to write the graph; - is standard error">,
     Option<"maxRowElements", "max-row-elements", "int64_t",
            /*default=*/"32768",
-           "The fusion budget the reasons are given for (as the pipeline's)">,
+           "The fusion budget the reasons are given for where the fusion "
+           "passes recorded none">,
     FusionMatmulEpilogueOption
   ];
 }
