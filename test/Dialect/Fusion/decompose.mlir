@@ -76,14 +76,19 @@ func.func @softmax_axis0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // The row max is reduced once over x; dropping its size-1 axis reads one
-// element per row.
+// element per row. A row whose max is not finite is shifted by 0 instead
+// (+inf and -inf rows give +inf and -inf, not NaN).
 // CHECK-LABEL: func @logsumexp
 // CHECK-SAME: (%[[X:.+]]: tensor<?x128xbf16>)
 // CHECK: %[[XF:.+]] = fusion.convert %[[X]]
 // CHECK: %[[M:.+]] = fusion.reduce_max %[[XF]] axes = [1] keep_dims : tensor<?x128xf32> -> tensor<?x1xf32>
+// CHECK: %[[A:.+]] = fusion.abs %[[M]]
+// CHECK: %[[F:.+]] = fusion.cmp lt, %[[A]], %{{.+}} : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xi1>
+// CHECK: %[[SH:.+]] = fusion.select %[[F]], %[[M]], %{{.+}} : (tensor<?x1xi1>, tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+// CHECK: fusion.sub %[[XF]], %[[SH]]
 // CHECK: %[[E:.+]] = fusion.exp
 // CHECK: %[[S:.+]] = fusion.reduce_sum %[[E]] axes = [1] : tensor<?x128xf32> -> tensor<?xf32>
-// CHECK: %[[M1:.+]] = fusion.reduce_max %[[M]] axes = [1] : tensor<?x1xf32> -> tensor<?xf32>
+// CHECK: %[[M1:.+]] = fusion.reduce_max %[[SH]] axes = [1] : tensor<?x1xf32> -> tensor<?xf32>
 // CHECK: %[[L:.+]] = fusion.log %[[S]]
 // CHECK: %[[Y:.+]] = fusion.add %[[L]], %[[M1]] : tensor<?xf32>
 // CHECK: fusion.convert %[[Y]] : tensor<?xf32> to tensor<?xbf16>

@@ -13,6 +13,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_FUSIONDECOMPOSE
@@ -140,12 +141,18 @@ struct DecomposeLogSumExp : CompositePattern<LogSumExpOp> {
     Value x = f.toF32(op.getX());
     int64_t axis = op.getAxis();
     Value max = f.reduce<ReduceMaxOp>(x, axis, /*keepDims=*/true);
-    Value e = f.op<ExpOp>(f.sub(x, max));
+    // A row whose maximum is not finite (a +inf in it, or all of it -inf)
+    // is shifted by 0, not by its maximum (x - max would be inf - inf):
+    // exp and log then give +inf and -inf, as torch.logsumexp does.
+    Value finite = f.op<CmpOp>(CmpPredicate::lt, f.op<AbsOp>(max),
+                               f.scalar(std::numeric_limits<double>::infinity()));
+    Value shift = f.op<SelectOp>(finite, max, f.scalar(0.0));
+    Value e = f.op<ExpOp>(f.sub(x, shift));
     Value sum = f.reduce<ReduceSumOp>(e, axis, /*keepDims=*/false);
-    // Reducing the size-1 axis of `max` drops it without another pass over x.
-    Value rowMax = f.reduce<ReduceMaxOp>(max, axis, /*keepDims=*/false);
+    // Reducing the size-1 axis of `shift` drops it without another pass.
+    Value rowShift = f.reduce<ReduceMaxOp>(shift, axis, /*keepDims=*/false);
     Value logSum = f.op<LogOp>(sum);
-    return f.add(logSum, rowMax);
+    return f.add(logSum, rowShift);
   }
 };
 
