@@ -70,7 +70,7 @@ func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
 
 // -----
 
-// A wide row (row_splits = 8 for 131072 bf16 elements) is split over a
+// A wide row (planned as cluster = 8 for 131072 bf16 elements) is split over a
 // cluster of 8 blocks, each holding 16384 elements in registers; each
 // block's total goes to a shared slot, and every block combines the eight
 // slots of its cluster (mapa to each block's slot).
@@ -97,8 +97,8 @@ func.func @wide(%x: tensor<4x131072xbf16>) -> tensor<4x131072xbf16> {
 
 // -----
 
-// A plan of more than 8 blocks (a portable cluster's limit; 32 here) is
-// not split: one block streams the row, one loop over it per pass.
+// A row that would need more than 8 blocks (a portable cluster's limit; 32
+// here) is planned streamed: one block, one loop over the row per pass.
 // CHECK-LABEL: func.func @wide_unsplit
 // CHECK: gpu.launch blocks
 // CHECK: scf.for {{.*}} iter_args

@@ -153,6 +153,33 @@ inputsReadBy(ArrayRef<Value> roots, const DenseSet<Value> &known) {
   return inputs;
 }
 
+/// Whether the matmul_tiles strategy takes `kernel`: one matmul, no real
+/// reduction, and every output of the product's shape.
+static bool fitsMatmulTiles(KernelOp kernel) {
+  auto matmuls = kernel.getBodyBlock().getOps<MatmulOp>();
+  if (std::distance(matmuls.begin(), matmuls.end()) != 1 ||
+      llvm::any_of(kernel.getBodyBlock(),
+                   [](Operation &op) { return isRealReduction(&op); }))
+    return false;
+  ArrayRef<int64_t> product = shapeOf((*matmuls.begin()).getResult());
+  return llvm::all_of(kernel.getYield().getValues(),
+                      [&](Value v) { return shapeOf(v) == product; });
+}
+
+/// Whether the elementwise strategy takes `kernel`: outputs of one type
+/// (one index space) and no reduction or matmul.
+static bool fitsElementwise(KernelOp kernel) {
+  ValueRange results = kernel.getYield().getValues();
+  if (results.empty())
+    return false;
+  for (Operation &op : kernel.getBodyBlock())
+    if (isRealReduction(&op) || isa<MatmulOp>(op))
+      return false;
+  return llvm::all_of(results, [&](Value v) {
+    return v.getType() == results.front().getType();
+  });
+}
+
 /// Reads of each input by a row kernel: once when the row is held; when it
 /// is streamed, once per pass that reaches the input (a pass per reduction,
 /// then one that writes the full-row outputs).
@@ -230,36 +257,23 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
                                RowStorage::none, /*cluster=*/1, once);
   };
   std::string reason;
-  bool hasReduction = false, hasMatmul = false;
-  for (Operation &op : kernel.getBodyBlock()) {
-    hasReduction |= isRealReduction(&op);
-    hasMatmul |= isa<MatmulOp>(op);
-  }
-  ValueRange results = kernel.getYield().getValues();
-  bool sameShapes = llvm::all_of(results, [&](Value v) {
-    return v.getType() == results.front().getType();
-  });
-
   switch (kernel.getKind()) {
   case KernelKind::matmul: {
     if (options.matmulBackend != MatmulBackend::generated &&
         succeeded(matchLibraryMatmul(kernel, &reason)))
       return plan(KernelStrategy::library_matmul, 1, 1);
-    auto matmuls = kernel.getBodyBlock().getOps<MatmulOp>();
-    if (!hasReduction && sameShapes &&
-        std::distance(matmuls.begin(), matmuls.end()) == 1 &&
-        shapeOf((*matmuls.begin()).getResult()) == shapeOf(results.front()))
+    if (fitsMatmulTiles(kernel))
       return plan(KernelStrategy::matmul_tiles, 256, 1);
     reason = "tiles need one matmul whose shape every output has";
     break;
   }
   case KernelKind::elementwise: {
-    if (hasReduction || hasMatmul || !sameShapes || results.empty()) {
+    if (!fitsElementwise(kernel)) {
       reason = "a vector loop needs outputs of one shape and no reduction "
                "or matmul";
       break;
     }
-    ArrayRef<int64_t> shape = shapeOf(results.front());
+    ArrayRef<int64_t> shape = shapeOf(kernel.getYield().getValues().front());
     int64_t vector = 1;
     if (isFlatElementwise(kernel))
       vector = getVectorLanes(kernel, options.target);
@@ -353,13 +367,7 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     return "";
   }
   case KernelStrategy::matmul_tiles: {
-    auto matmuls = kernel.getBodyBlock().getOps<MatmulOp>();
-    if (std::distance(matmuls.begin(), matmuls.end()) != 1 ||
-        llvm::any_of(results, [&](Value v) {
-          return shapeOf(v) != shapeOf((*matmuls.begin()).getResult());
-        }) ||
-        llvm::any_of(kernel.getBodyBlock(),
-                     [](Operation &op) { return isRealReduction(&op); }))
+    if (!fitsMatmulTiles(kernel))
       return "tiles need one matmul whose shape every output has, and no "
              "reduction";
     if (plan.getThreads() != 256 || plan.getVector() != 1)

@@ -223,7 +223,10 @@ def FusionReport : Pass<"fusion-report", "ModuleOp"> {
     and writes its results once; splat constants cost nothing) against the
     same program run one primitive op per launch (`unfused_bytes`,
     `unfused_launches`). Every kernel is one launch (a split `wide_row` is
-    one launch of clusters).
+    one launch of clusters). A kernel with a plan (`fusion-plan-kernels`)
+    reads each input as many times as its plan says (a streamed row once
+    per pass), and its entry names the plan (`plan`: strategy, and row
+    storage for row plans, e.g. `rows/streamed`; null without a plan).
 
     Each kernel also gets its FLOPs (2*M*N*K per matmul; elementwise math is
     not counted) and a predicted time on the target: the larger of its bytes
@@ -241,8 +244,9 @@ def FusionReport : Pass<"fusion-report", "ModuleOp"> {
     JSON (`format=json`) has one object per function under `functions`,
     with the keys `name`, `kernels`, `launches`, `bytes`, `flops`,
     `predicted_us`, `unfused_launches`, `unfused_bytes` and `kernel_list`;
-    each entry of `kernel_list` has `name`, `kind`, `ops`, `bytes_read`,
-    `bytes_written`, `flops` and `predicted_us` (null when not predicted).
+    each entry of `kernel_list` has `name`, `kind`, `plan`, `ops`,
+    `bytes_read`, `bytes_written`, `flops` and `predicted_us` (null when not
+    predicted).
     The pass does not change the IR.
   }];
   let options = [
