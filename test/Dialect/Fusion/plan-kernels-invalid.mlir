@@ -34,3 +34,16 @@ func.func @plan_dynamic_vector(%x: tensor<8x?xf32>) -> tensor<8xf32> {
   }
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+func.func @plan_elementwise_shapes(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
+  // expected-error @+1 {{plan does not fit: an elementwise plan needs outputs of one shape and no reduction or matmul}}
+  %0:2 = fusion.kernel elementwise (%x, %y) {plan = #fusion.plan<elementwise, threads = 256, vector = 4, row = none, cluster = 1, passes = [1, 1]>} : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8xf32>):
+    %e = fusion.exp %a : tensor<4x8xf32>
+    %n = fusion.neg %b : tensor<8xf32>
+    fusion.yield %e, %n : tensor<4x8xf32>, tensor<8xf32>
+  }
+  return %0#0, %0#1 : tensor<4x8xf32>, tensor<8xf32>
+}

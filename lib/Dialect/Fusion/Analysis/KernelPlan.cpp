@@ -321,8 +321,11 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
   ValueRange results = kernel.getYield().getValues();
   switch (plan.getStrategy()) {
   case KernelStrategy::elementwise: {
-    if (results.empty())
-      return "an elementwise plan needs an output";
+    // One index space: a hand-written plan on outputs of several shapes
+    // would write all of them over the first one's.
+    if (!fitsElementwise(kernel))
+      return "an elementwise plan needs outputs of one shape and no "
+             "reduction or matmul";
     ArrayRef<int64_t> shape = shapeOf(results.front());
     int64_t vector = plan.getVector();
     if (vector > 1 && !isFlatElementwise(kernel) &&
