@@ -34,11 +34,14 @@ static void buildBufferization(OpPassManager &pm) {
 
 void fusion::buildFusionToCpuPipeline(OpPassManager &pm,
                                       const FusionToCpuOptions &options) {
+  // The sizes a call must agree on, checked at entry once lowered.
+  pm.addPass(createFusionRecordSizeChecks());
   buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
   pm.addPass(createFusionToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   buildBufferization(pm);
+  pm.addPass(createFusionGuardSizes());
   pm.addPass(createConvertLinalgToLoopsPass());
   if (options.countTraffic)
     pm.addPass(createFusionCountTraffic());

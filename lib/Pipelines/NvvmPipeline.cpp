@@ -16,6 +16,8 @@ using namespace mlir::fusion;
 
 void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
                                        const FusionToNvvmOptions &options) {
+  // The sizes a call must agree on, checked at entry once lowered.
+  pm.addPass(createFusionRecordSizeChecks());
   buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
   // The plan of every kernel for the chip: what the report counts and the
   // codegen carries out.
@@ -28,6 +30,7 @@ void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
   gpu.matmulTf32 = options.matmulTf32;
   gpu.chip = options.chip;
   pm.addPass(createFusionKernelsToGPU(gpu));
+  pm.addPass(createFusionGuardSizes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Canonicalization hoists constants out of the launches; put them back so

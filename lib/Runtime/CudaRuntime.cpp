@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "CudaRuntimeSupport.h"
+#include "SizeMismatch.h"
 
 namespace {
 std::mutex mutex;
@@ -234,6 +235,17 @@ void mgpuMemcpy(void *dst, void *src, size_t size, void *stream) {
 }
 
 void mgpuSetDefaultDevice(int32_t /*device*/) {}
+
+/// A call whose sizes disagree (fusion-guard-sizes): it returns without
+/// running anything.
+void fusion_size_mismatch(int64_t arg, int64_t dim, int64_t size,
+                          int64_t expectedArg, int64_t expectedDim,
+                          int64_t expectedSize, int64_t numInputs) {
+  fusion::cuda::reportError(
+      "size check", fusion::describeSizeMismatch(arg, dim, size, expectedArg,
+                                                 expectedDim, expectedSize,
+                                                 numInputs));
+}
 
 /// The first error since the last clear, or null.
 const char *fusion_cuda_last_error() {

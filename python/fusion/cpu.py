@@ -7,7 +7,9 @@ functions with numpy.
 
 Functions take their inputs as numpy arrays and return their outputs,
 allocated here from the signature (a dynamic output dimension takes the size
-of the input dimension fusion-compile traced it to). With `debug=True` (or FUSION_DEBUG=1 in the
+of the input dimension fusion-compile traced it to). Dynamic sizes that must
+agree are checked by the compiled function before it runs: a mismatch
+raises SizeMismatchError naming the function, the arguments and the sizes. With `debug=True` (or FUSION_DEBUG=1 in the
 environment) outputs are poisoned with NaN before the call, so an element
 the program never writes shows up; the tests ask for it.
 """
@@ -88,24 +90,26 @@ class SignatureError(TypeError):
     """An argument does not match the function's signature."""
 
 
+class SizeMismatchError(SignatureError, ValueError):
+    """Dynamic sizes of a call that must be equal are not: the compiled
+    function refused the call before touching memory."""
+
+
 def output_shapes(name, inputs, outputs, input_shapes):
     """The shapes of a call's outputs: a dynamic output dimension takes the
-    size of the input dimension the compiler traced it to (for a library
-    without that record, the first input's dynamic dimension at the same
-    position)."""
+    size of the input dimension the compiler traced it to (the signature
+    file's output_dim_sources). Whether the sizes agree is checked by the
+    compiled function itself before it touches memory."""
     shapes = []
     for out in outputs:
         shape = []
         for i, dim in enumerate(out.shape):
-            traced = out.dim_sources[i] if out.dim_sources else None
-            if dim is None and traced is not None:
+            if dim is None:
+                traced = out.dim_sources[i] if out.dim_sources else None
+                if traced is None:
+                    raise SignatureError(f"{name}: the signature file does not say how to size "
+                                         f"dimension {i} of {out} (recompile with this fusion-compile)")
                 dim = input_shapes[traced[0]][traced[1]]
-            elif dim is None:
-                sources = [s[i] for s, t in zip(input_shapes, inputs)
-                           if i < len(t.shape) and t.shape[i] is None]
-                if not sources:
-                    raise SignatureError(f"{name}: cannot size dynamic dimension {i} of {out}")
-                dim = sources[0]
             shape.append(int(dim))
         shapes.append(tuple(shape))
     return shapes
@@ -124,6 +128,12 @@ class Function:
         self.inputs, self.outputs = inputs, outputs
         self._entry = getattr(library, "_mlir_ciface_" + name)
         self._entry.restype = None
+        # The CPU runtime, reached through the library; a library without
+        # size checks does not link it (and has nothing to report).
+        self._last_error = getattr(library, "fusion_cpu_last_error", None)
+        if self._last_error:
+            self._last_error.restype = ctypes.c_char_p
+            self._clear_error = library.fusion_cpu_clear_error
 
     def output_shapes(self, arrays):
         return output_shapes(self.name, self.inputs, self.outputs,
@@ -152,7 +162,14 @@ class Function:
             outputs.append(out)
         descriptors = [_descriptor(a) for a in arrays + outputs]
         self._entry(*[ctypes.byref(d) for d in descriptors])
+        self._raise_if_refused()
         return tuple(outputs)
+
+    def _raise_if_refused(self):
+        error = self._last_error and self._last_error()
+        if error:
+            self._clear_error()
+            raise SizeMismatchError(f"{self.name}: {error.decode()}")
 
 
 class FunctionTable:
@@ -174,15 +191,18 @@ class CompiledModule(FunctionTable):
         self._library = ctypes.CDLL(path)
         self.functions = {name: Function(self._library, name, ins, outs, self.debug)
                           for name, (ins, outs) in signatures.items()}
+        with open(os.path.splitext(path)[0] + ".json") as f:
+            self.count_traffic = json.load(f).get("count_traffic", False)
 
     def _counters(self):
         """The traffic counters of the CPU runtime, which a library compiled
         with --count-traffic links (looked up through it, so no path or
         LD_LIBRARY_PATH is needed)."""
-        try:
-            counters = self._library.fusion_traffic_bytes
-        except AttributeError:
-            raise RuntimeError(f"{self.path} was compiled without --count-traffic") from None
+        # The runtime may be loaded for the size checks alone: the signature
+        # file says whether the kernels count.
+        if not self.count_traffic:
+            raise RuntimeError(f"{self.path} was compiled without --count-traffic")
+        counters = self._library.fusion_traffic_bytes
         counters.restype = ctypes.c_int64
         counters.argtypes = [ctypes.c_int64, ctypes.c_int32]
         return counters

@@ -15,8 +15,9 @@ FUSION_DEBUG=1) outputs are poisoned with NaN first, so unwritten elements
 show: the checks ask for it, a user's call does not pay for it. Every call
 runs on PyTorch's current stream of the inputs' device (`with
 torch.cuda.stream(s):` orders it with the work on `s`, and
-`torch.cuda.graph` can capture it). A CUDA error in the runtime raises
-RuntimeError.
+`torch.cuda.graph` can capture it). Dynamic sizes that disagree raise
+fusion.cpu.SizeMismatchError (the compiled function checks them before it
+launches anything); a CUDA error in the runtime raises RuntimeError.
 """
 
 import ctypes
@@ -130,7 +131,7 @@ class Function:
                 desc.sizes[:] = x.shape
                 desc.strides[:] = x.stride()
         self._entry(*pointers)
-        self.module.raise_if_failed()
+        self.module.raise_if_failed(self.name)
         return tuple(outputs)
 
 
@@ -169,11 +170,16 @@ class Module(cpu.FunctionTable):
         self.functions = {name: Function(self, name, ins, outs)
                           for name, (ins, outs) in signatures.items()}
 
-    def raise_if_failed(self):
+    def raise_if_failed(self, function=None):
         error = self._runtime.fusion_cuda_last_error()
         if error:
             self._runtime.fusion_cuda_clear_error()
-            raise RuntimeError(error.decode())
+            message = error.decode()
+            # The entry checks of fusion-guard-sizes refused the call.
+            prefix = "size check failed: "
+            if message.startswith(prefix):
+                raise cpu.SizeMismatchError(f"{function}: {message[len(prefix):]}")
+            raise RuntimeError(message)
 
 
 def load(path, debug=None):

@@ -81,8 +81,8 @@ static cl::opt<bool>
 static cl::opt<bool> keepObject("keep-object",
                                 cl::desc("Keep the intermediate object file"));
 
-/// Writes `<output without .so>.json`: the target and each public
-/// function's tensor types.
+/// Writes `<output without .so>.json`: the target, whether kernels count
+/// their traffic, and each public function's tensor types.
 static LogicalResult writeSignatures(ModuleOp module, StringRef output,
                                      StringRef targetName) {
   llvm::json::Object functions;
@@ -99,25 +99,18 @@ static LogicalResult writeSignatures(ModuleOp module, StringRef output,
       }
       return array;
     };
-    // Where each dynamic output dimension comes from: [input, dimension],
-    // or null where no input carries it (the caller then cannot size it).
+    // Where each dynamic output dimension comes from: [input, dimension]
+    // (null for a static one); fusion-record-size-checks refuses a function
+    // with a dynamic result size no input gives.
     llvm::json::Array sources;
-    Operation *terminator = function.getBody().front().getTerminator();
-    for (Value result : terminator->getOperands()) {
-      llvm::json::Array dims;
-      auto type = dyn_cast<RankedTensorType>(result.getType());
-      for (int64_t d = 0; type && d < type.getRank(); ++d) {
-        std::optional<std::pair<Value, int64_t>> source;
-        if (type.isDynamicDim(d))
-          source = mlir::fusion::traceDynamicDim(result, d);
-        auto arg = source ? dyn_cast<BlockArgument>(source->first) : nullptr;
-        if (arg && arg.getOwner() == &function.getBody().front())
-          dims.push_back(llvm::json::Array{int64_t(arg.getArgNumber()),
-                                           source->second});
+    for (const auto &dims : mlir::fusion::getResultSizeSources(function)) {
+      llvm::json::Array entries;
+      for (const auto &source : dims)
+        if (source)
+          entries.push_back(llvm::json::Array{source->first, source->second});
         else
-          dims.push_back(nullptr);
-      }
-      sources.push_back(std::move(dims));
+          entries.push_back(nullptr);
+      sources.push_back(std::move(entries));
     }
     functions[function.getName()] =
         llvm::json::Object{{"inputs", types(function.getArgumentTypes())},
@@ -133,6 +126,7 @@ static LogicalResult writeSignatures(ModuleOp module, StringRef output,
     return failure();
   }
   llvm::json::Object document{{"target", targetName},
+                              {"count_traffic", bool(countTraffic)},
                               {"functions", std::move(functions)}};
   file->os() << llvm::formatv("{0:1}", llvm::json::Value(std::move(document)))
              << "\n";

@@ -52,6 +52,27 @@ def FusionDropOutputResults : Pass<"fusion-drop-output-results", "ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def FusionGuardSizes : Pass<"fusion-guard-sizes", "ModuleOp"> {
+  let summary = "Check the recorded dynamic sizes at the entry of each "
+                "lowered function";
+  let description = [{
+    Runs on destination-passing functions on buffers (inputs, then outputs),
+    after `fusion-drop-output-results` on the CPU path and after
+    `fusion-kernels-to-gpu` on the GPU path. For each check that
+    `fusion-record-size-checks` left in `fusion.size_checks`, it compares
+    the buffers' sizes at entry; each disagreement calls
+    `fusion_size_mismatch(arg, dim, size, expected_arg, expected_dim,
+    expected_size, num_inputs)` in the Fusion runtime (`expected_arg` -1 for
+    a static size), and the function then returns without touching memory.
+    The runtime keeps the first message for the caller (`fusion.cpu` and
+    `fusion.cuda` raise it as a Python exception).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def FusionCountTraffic : Pass<"fusion-count-traffic", "ModuleOp"> {
   let summary = "Count, at run time, the bytes each kernel moves to and from "
                 "its external buffers";

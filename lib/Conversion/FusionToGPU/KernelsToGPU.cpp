@@ -73,6 +73,39 @@ static void waitFor(OpBuilder &b, Location loc, Value token) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
+/// A device buffer holding `constant`'s value, copied from a host global
+/// made for it (as bufferization does for a constant on the CPU path).
+static Value copyConstantToDevice(OpBuilder &b, ConstantOp constant) {
+  Location loc = constant.getLoc();
+  auto module = constant->getParentOfType<ModuleOp>();
+  auto type = bufferType(constant.getType());
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = "__fusion_constant_" + std::to_string(i);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"), type,
+                             constant.getValue(), /*constant=*/true,
+                             /*alignment=*/IntegerAttr());
+  }
+  Value host = memref::GetGlobalOp::create(b, loc, type, name);
+  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
+  auto alloc =
+      gpu::AllocOp::create(b, loc, type, tokenType,
+                           ValueRange{startToken(b, loc)}, {}, ValueRange{});
+  waitFor(b, loc, alloc.getAsyncToken());
+  waitFor(b, loc,
+          gpu::MemcpyOp::create(b, loc, tokenType,
+                                ValueRange{startToken(b, loc)},
+                                alloc.getMemref(), host)
+              .getAsyncToken());
+  return alloc.getMemref();
+}
+
 /// The matmul kernels that run as library calls.
 using LibraryCalls = DenseMap<Operation *, LibraryMatmulCall>;
 
@@ -97,6 +130,8 @@ static LogicalResult convertFunction(func::FuncOp function,
   auto converted = func::FuncOp::create(
       b, loc, function.getName(), FunctionType::get(context, argTypes, {}));
   converted->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  if (Attribute checks = function->getAttr(kSizeChecksAttrName))
+    converted->setAttr(kSizeChecksAttrName, checks);
   Block *entry = converted.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -116,8 +151,16 @@ static LogicalResult convertFunction(func::FuncOp function,
 
   SmallVector<Value> allocations;
   for (Operation &op : body.without_terminator()) {
-    if (isa<ConstantOp>(op) && op.use_empty())
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      // Splat constants live inside the kernels; a constant that is a
+      // kernel input (not a splat) or a result gets a device buffer.
+      if (constant->use_empty())
+        continue;
+      Value buffer = copyConstantToDevice(b, constant);
+      buffers[constant.getResult()] = buffer;
+      allocations.push_back(buffer);
       continue;
+    }
     auto kernel = dyn_cast<KernelOp>(op);
     if (!kernel)
       return op.emitOpError("cannot run on the GPU outside a fusion.kernel "

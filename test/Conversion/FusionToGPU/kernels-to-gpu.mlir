@@ -151,3 +151,28 @@ func.func @two_kernels(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<6
 func.func @no_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A constant that is not a splat reaches the kernel as a device buffer,
+// copied from a host global; a returned constant is copied into the output.
+// CHECK-DAG: memref.global "private" constant @[[TABLE:__fusion_constant_[0-9]+]] : memref<2x3xf32> = dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]>
+// CHECK-DAG: memref.global "private" constant @[[SEVEN:__fusion_constant_[0-9]+]] : memref<2x1xf32> = dense<7.000000e+00>
+// CHECK-LABEL: func.func @constants(
+// CHECK-SAME: %[[X:.+]]: memref<2x3xf32>, %[[OUT0:.+]]: memref<2x3xf32>, %[[OUT1:.+]]: memref<2x1xf32>)
+// CHECK: %[[HOST7:.+]] = memref.get_global @[[SEVEN]]
+// CHECK: %[[DEV7:.+]], %{{.+}} = gpu.alloc async
+// CHECK: gpu.memcpy async [%{{.+}}] %[[DEV7]], %[[HOST7]]
+// CHECK: %[[HOST:.+]] = memref.get_global @[[TABLE]]
+// CHECK: %[[DEV:.+]], %{{.+}} = gpu.alloc async
+// CHECK: gpu.memcpy async [%{{.+}}] %[[DEV]], %[[HOST]]
+// CHECK: gpu.launch
+// CHECK: gpu.memcpy async [%{{.+}}] %[[OUT1]], %[[DEV7]]
+// CHECK: gpu.dealloc async [%{{.+}}] %[[DEV7]]
+// CHECK: gpu.dealloc async [%{{.+}}] %[[DEV]]
+func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>) {
+  %c = fusion.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %0 = fusion.add %x, %c : tensor<2x3xf32>
+  %seven = fusion.constant dense<7.0> : tensor<2x1xf32>
+  return %0, %seven : tensor<2x3xf32>, tensor<2x1xf32>
+}

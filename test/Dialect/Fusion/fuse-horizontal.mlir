@@ -38,3 +38,30 @@ func.func @dependent(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x
   %b = fusion.tanh %m : tensor<64x64xf32>
   return %b : tensor<64x64xf32>
 }
+
+// -----
+
+// Two dynamic sizes nothing ties together may differ at run time: no
+// shared launch (its bounds would come from one of them).
+// CHECK-LABEL: func @independent_dynamic
+// CHECK: fusion.kernel elementwise "independent_dynamic_k0"
+// CHECK: fusion.kernel elementwise "independent_dynamic_k1"
+func.func @independent_dynamic(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %0 = fusion.exp %a : tensor<?x64xf32>
+  %1 = fusion.exp %b : tensor<?x64xf32>
+  return %0, %1 : tensor<?x64xf32>, tensor<?x64xf32>
+}
+
+// -----
+
+// The add makes the two row counts equal (dynamic sizes never broadcast),
+// so the three kernels share one launch.
+// CHECK-LABEL: func @tied_dynamic
+// CHECK: fusion.kernel elementwise "tied_dynamic_k0" {{.*}} -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>)
+// CHECK-NOT: fusion.kernel
+func.func @tied_dynamic(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
+  %0 = fusion.exp %a : tensor<?x64xf32>
+  %1 = fusion.exp %b : tensor<?x64xf32>
+  %2 = fusion.add %a, %b : tensor<?x64xf32>
+  return %0, %1, %2 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
+}

@@ -225,6 +225,74 @@ fusion::getBroadcastSources(ArrayRef<int64_t> operandShape,
   return sources;
 }
 
+SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
+  SmallVector<std::pair<DimRef, DimRef>> pairs;
+  if (op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()))
+    return pairs;
+  Value result = op->getResult(0);
+  ArrayRef<int64_t> resultShape =
+      cast<RankedTensorType>(result.getType()).getShape();
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  // Operand dimension i gives result dimension j.
+  auto same = [&](Value operand, int64_t i, int64_t j) {
+    pairs.push_back({DimRef{operand, i}, DimRef{result, j}});
+  };
+  auto broadcastInto = [&](Value operand, ArrayRef<int64_t> operandShape,
+                           ArrayRef<int64_t> intoShape) {
+    for (auto [i, j] :
+         llvm::enumerate(getBroadcastSources(operandShape, intoShape)))
+      if (j)
+        same(operand, i, *j);
+  };
+  auto reduced = [&](Value x, ArrayRef<int64_t> axes, bool keepDims) {
+    int64_t j = 0;
+    for (int64_t i = 0, e = shapeOf(x).size(); i < e; ++i) {
+      bool isAxis = llvm::is_contained(axes, i);
+      if (!isAxis)
+        same(x, i, j);
+      if (!isAxis || keepDims)
+        ++j;
+    }
+  };
+
+  if (isElementwiseMath(op) || isa<SoftmaxOp>(op)) {
+    for (Value operand : op->getOperands())
+      broadcastInto(operand, shapeOf(operand), resultShape);
+  } else if (ArrayRef<int64_t> axes = getReduceAxes(op); !axes.empty()) {
+    auto keepDims = op->hasAttr("keep_dims");
+    reduced(op->getOperand(0), axes, keepDims);
+  } else if (auto lse = dyn_cast<LogSumExpOp>(op)) {
+    reduced(lse.getX(), {lse.getAxis()}, false);
+  } else if (isa<RmsNormOp, LayerNormOp>(op)) {
+    Value x = op->getOperand(0);
+    int64_t last = shapeOf(x).size() - 1;
+    for (int64_t i = 0; i <= last; ++i)
+      same(x, i, i);
+    for (Value parameter : op->getOperands().drop_front())
+      pairs.push_back({DimRef{parameter, 0}, DimRef{x, last}});
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    for (auto [i, size] : llvm::enumerate(slice.getSizes()))
+      if (size == -1)
+        same(slice.getX(), i, i);
+  } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    for (auto [j, i] : llvm::enumerate(transpose.getPermutation()))
+      same(transpose.getX(), i, j);
+  } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    Value a = matmul.getA(), b = matmul.getB();
+    int64_t aRank = shapeOf(a).size(), bRank = shapeOf(b).size();
+    int64_t rank = resultShape.size();
+    broadcastInto(a, shapeOf(a).drop_back(2), resultShape.drop_back(2));
+    broadcastInto(b, shapeOf(b).drop_back(2), resultShape.drop_back(2));
+    same(a, aRank - 2, rank - 2);
+    same(b, bRank - 1, rank - 1);
+    pairs.push_back({DimRef{a, aRank - 1}, DimRef{b, bRank - 2}});
+  }
+  return pairs;
+}
+
 ReductionCombiner fusion::getReductionCombiner(Operation *op) {
   if (isa<ReduceMaxOp>(op))
     return ReductionCombiner::maximum;

@@ -13,6 +13,7 @@
 
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 
+#include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
 #include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
 #include "fusion/Dialect/Fusion/Analysis/Traffic.h"
@@ -718,20 +719,41 @@ void KernelFuser::fuseVertically(FusionRules rules) {
   }
 }
 
+/// The shape of `value`, each dynamic size named by its class: two
+/// independent `?x64` values are one index space only if their sizes are
+/// provably equal.
+static std::string spaceStr(Value value, SizeClasses &classes) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(
+      llvm::enumerate(shapeOf(value)),
+      [&](auto dim) {
+        if (ShapedType::isDynamic(dim.value()))
+          os << "?" << classes.getClass({value, int64_t(dim.index())});
+        else
+          os << dim.value();
+      },
+      [&] { os << "x"; });
+  os << "]";
+  return s;
+}
+
 /// What must agree for two independent kernels to share a launch.
-static std::optional<std::string> getIterationSpace(KernelOp kernel) {
+static std::optional<std::string> getIterationSpace(KernelOp kernel,
+                                                    SizeClasses &classes) {
   KernelKind kind = kernel.getKind();
   if (kernel->getNumResults() == 0)
     return std::nullopt;
   if (isRowKind(kind)) {
-    SmallVector<int64_t> row = getKernelRowShape(kernel);
-    if (row.empty())
-      return std::nullopt;
-    return stringifyKernelKind(kind).str() + shapeStr(row);
+    for (Operation &op : computeOps(kernel))
+      if (getRowShape(&op))
+        return stringifyKernelKind(kind).str() +
+               spaceStr(op.getOperand(0), classes);
+    return std::nullopt;
   }
   if (kind == KernelKind::elementwise)
     return stringifyKernelKind(kind).str() +
-           shapeStr(shapeOf(kernel->getResult(0)));
+           spaceStr(kernel->getResult(0), classes);
   return std::nullopt;
 }
 
@@ -741,11 +763,14 @@ void KernelFuser::fuseHorizontally(bool siblingReductionsOnly) {
   // reads a common input.
   llvm::StringMap<SmallVector<KernelOp>> bySpace;
   constexpr size_t kSearchWindow = 16;
+  // Sizes of the block as it is before any merge: each kernel's space is
+  // taken before it joins another.
+  SizeClasses classes(block.getParentOp());
   for (Operation &op : llvm::make_early_inc_range(block)) {
     auto kernel = dyn_cast<KernelOp>(op);
     if (!kernel)
       continue;
-    std::optional<std::string> space = getIterationSpace(kernel);
+    std::optional<std::string> space = getIterationSpace(kernel, classes);
     if (!space || (siblingReductionsOnly && !isRowKind(kernel.getKind())))
       continue;
     SmallVector<KernelOp> &candidates = bySpace[*space];

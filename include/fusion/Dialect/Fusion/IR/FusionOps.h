@@ -51,6 +51,21 @@ SmallVector<std::optional<int64_t>>
 getBroadcastSources(ArrayRef<int64_t> operandShape,
                     ArrayRef<int64_t> resultShape);
 
+/// A dimension of a tensor value.
+struct DimRef {
+  Value value;
+  int64_t dim;
+};
+
+/// The dimensions that `op`'s shape rule makes equal, as pairs: each result
+/// dimension with the operand dimension it takes its size from (not one
+/// broadcast from a static 1), and operand dimensions that must agree
+/// (matmul's K, a norm parameter and x's last dimension). Dynamic
+/// dimensions never broadcast (docs/dialect.md), so the pairs hold at run
+/// time for every valid call: the one rule for tracing a dynamic size to
+/// the arguments, checking calls, and proving two index spaces equal.
+SmallVector<std::pair<DimRef, DimRef>> getEqualDims(Operation *op);
+
 /// How a reduce_* op combines elements: reduce_sum and reduce_mean add
 /// (the mean then divides by the count), reduce_max and reduce_min take the
 /// maximum and minimum (NaN-propagating, as torch does).

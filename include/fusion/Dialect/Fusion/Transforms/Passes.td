@@ -64,6 +64,24 @@ defvar FusionRemarkOption =
          "Leave a remark with a [reason] on the producer of every edge left "
          "unfused">;
 
+def FusionRecordSizeChecks
+    : Pass<"fusion-record-size-checks", "ModuleOp"> {
+  let summary = "Record on each public function the run-time checks its "
+                "dynamic sizes need";
+  let description = [{
+    Dynamic dimensions never broadcast, so every dynamic size of a valid
+    call is equal to others the op semantics tie it to (the `rms_norm`
+    weight to x's rows, both operands of an `add`, a `matmul`'s K) or to a
+    static size. This pass records, on each public function, one check per
+    such class of its argument and result dimensions:
+    `fusion.size_checks = [array<i64: size, arg, dim, arg, dim, ...>]`, with
+    `size` -1 where the first member gives the size and arguments numbered
+    inputs first, then results. The lowering pipelines run it first and
+    `fusion-guard-sizes` turns the records into code at the entry of the
+    lowered function.
+  }];
+}
+
 def FusionOutline : Pass<"fusion-outline"> {
   let summary = "Wrap every compute op into a one-op fusion.kernel";
   let description = [{
