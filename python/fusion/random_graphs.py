@@ -1,12 +1,16 @@
 """Seeded random `fusion` graphs with a numpy evaluator, for differential
 tests: elementwise chains, broadcasts, diamonds and multi-consumer values,
 reductions over the last and the first axis, norms, softmax, slices, and
-dynamic row counts and row lengths.
+dynamic row counts and row lengths. The numpy evaluation is the reference
+for calls with sizes 0 and 1, infinities and NaNs, and sizes that disagree
+(numpy then cannot broadcast, and Fusion must refuse the call).
 
     graph = random_graph(seed=7)
     graph.mlir            # one func.func, named graph.name
     graph.evaluate(*xs)   # float64 reference outputs
 """
+
+import warnings
 
 import numpy as np
 
@@ -69,13 +73,26 @@ class Graph:
                 for _, k in self.inputs]
 
     def evaluate(self, *arrays):
+        """float64 reference outputs; raises ValueError where numpy cannot
+        broadcast the inputs' sizes together (Fusion must refuse the call)."""
         env = {}
-        for target, fn, operands in self.steps:
-            if fn is None:
-                env[target] = np.asarray(arrays[operands], dtype=np.float64)
-            else:
-                env[target] = fn(*[env[i] for i in operands])
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # means of empty rows
+            for target, fn, operands in self.steps:
+                if fn is None:
+                    env[target] = np.asarray(arrays[operands], dtype=np.float64)
+                else:
+                    env[target] = fn(*[env[i] for i in operands])
         return [env[i] for i in self.outputs]
+
+    def dynamic_inputs(self):
+        """(input, dimension) of each dynamic size of the inputs."""
+        dims = []
+        for index, (_, kind) in enumerate(self.inputs):
+            shape = _shape(kind, None if self.dynamic_rows else self.rows,
+                           None if self.dynamic_width else self.width)
+            dims += [(index, d) for d, size in enumerate(shape) if size is None]
+        return dims
 
 
 def _binary_kind(a, b):
@@ -158,7 +175,9 @@ def random_graph(seed, ops=12):
         elif choice < 0.8:
             i = pick([FULL])
             keep = bool(rng.random() < 0.6)
-            op, fn = [("reduce_sum", np.sum), ("reduce_max", np.max),
+            # reduce_max of an empty row gives its identity, -inf.
+            op, fn = [("reduce_sum", np.sum),
+                      ("reduce_max", lambda x, **kw: np.max(x, initial=-np.inf, **kw)),
                       ("reduce_mean", np.mean)][rng.integers(3)]
             kind = ROW if keep else ROWVEC
             suffix = " keep_dims" if keep else ""
@@ -173,7 +192,7 @@ def random_graph(seed, ops=12):
             if rng.random() < 0.5:
                 g.add(FULL, f"fusion.softmax {name(i)} axis = 1 : {ty(i)}",
                       lambda x: (lambda e: e / e.sum(1, keepdims=True))(
-                          np.exp(x - x.max(1, keepdims=True))), [i])
+                          np.exp(x - np.max(x, 1, keepdims=True, initial=-np.inf))), [i])
             else:
                 w = pick([COL])
                 g.add(FULL, f"fusion.rms_norm {name(i)}, {name(w)} epsilon = 1.0e-05 : {ty(i)}, {ty(w)}",
