@@ -9,6 +9,8 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstdlib>
 
@@ -27,4 +29,21 @@ void fusion::setDefaultCudaPath() {
   if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
       !std::getenv("CUDA_PATH") && llvm::sys::fs::exists("/usr/local/cuda"))
     setenv("CUDA_HOME", "/usr/local/cuda", /*overwrite=*/0);
+}
+
+bool fusion::reportKnownParserCrashes(llvm::SourceMgr &sourceMgr) {
+  llvm::StringRef text =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  llvm::Regex indexArray("array<[[:space:]]*index[[:space:]]*:");
+  bool found = false;
+  llvm::SmallVector<llvm::StringRef, 1> match;
+  for (llvm::StringRef rest = text; indexArray.match(rest, &match);) {
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(match[0].data()),
+                           llvm::SourceMgr::DK_Error,
+                           "dense arrays of 'index' are not supported (use "
+                           "i64: MLIR 22's parser cannot read them)");
+    found = true;
+    rest = rest.drop_front(match[0].end() - rest.begin());
+  }
+  return found;
 }

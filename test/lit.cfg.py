@@ -24,7 +24,12 @@ config.substitutions.append(("%mlir_version", config.mlir_version))
 # CUDA_HOME (or CUDA_ROOT, CUDA_PATH) tells the NVVM target where libdevice
 # and ptxas are.
 llvm_config.with_system_environment(
-    ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
+    ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME", "CUDA_ROOT", "CUDA_PATH",
+     "ASAN_OPTIONS", "UBSAN_OPTIONS"])
+# scripts/sanitize.sh: uninstrumented programs (Python, which loads the
+# instrumented runtime) get the sanitizer runtimes first.
+if os.environ.get("FUSION_TEST_PRELOAD"):
+    config.environment["LD_PRELOAD"] = os.environ["FUSION_TEST_PRELOAD"]
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]

@@ -3,11 +3,13 @@ workloads: elementwise sizes that are not a multiple of the vector width
 (vector body and scalar tail), wide rows split over a cluster (a per-row
 output, mean reductions) and one too wide to split (streamed), tiled
 matmul with an epilogue and ragged edges, a column reduction; rows of
-dynamic length (streamed) and a row reduction fed by a slice.
+dynamic length (streamed, sizes 0 and 1 included) and a row reduction fed
+by a slice; constants that are not splats, and constants returned.
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
 `reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
-shapes to run a case with dynamic dimensions at (each entry one call).
+shapes to run a case with dynamic dimensions at (each entry one call);
+`MISMATCHES[name]` input shapes whose sizes disagree, which must be refused.
 """
 
 MODULE = """
@@ -69,6 +71,13 @@ func.func @slice_row_sum(%x: tensor<8x96xf32>) -> tensor<8xf32> {
   %0 = fusion.reduce_sum %e axes = [1] : tensor<8x64xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>, tensor<3xf32>) {
+  %table = fusion.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %0 = fusion.add %x, %table : tensor<2x3xf32>
+  %seven = fusion.constant dense<7.0> : tensor<2x1xf32>
+  %row = fusion.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  return %0, %seven, %row : tensor<2x3xf32>, tensor<2x1xf32>, tensor<3xf32>
+}
 func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
   %e = fusion.exp %x : tensor<300x77xf32>
   %0 = fusion.reduce_sum %e axes = [0] : tensor<300x77xf32> -> tensor<77xf32>
@@ -80,9 +89,16 @@ func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
 # Rows of dynamic length: one element, short, long, longer than one block
 # holds (70001 is past max-row-elements; prime, so no vector divides it).
 SHAPES = {
-    "softmax_dynamic": [[(5, 1)], [(7, 3)], [(9, 5000)], [(3, 70001)]],
-    "rmsnorm_dynamic_bf16": [[(4, 33), (33,)], [(16, 4096), (4096,)], [(1, 1), (1,)]],
-    "mean_dynamic": [[(6, 1)], [(5, 777)], [(2, 40000)]],
+    "softmax_dynamic": [[(5, 1)], [(7, 3)], [(9, 5000)], [(3, 70001)], [(0, 5)], [(4, 0)]],
+    "rmsnorm_dynamic_bf16": [[(4, 33), (33,)], [(16, 4096), (4096,)], [(1, 1), (1,)],
+                             [(0, 64), (64,)]],
+    "mean_dynamic": [[(6, 1)], [(5, 777)], [(2, 40000)], [(0, 9)]],
+}
+
+# Calls whose dynamic sizes disagree: the compiled function must refuse
+# them (SizeMismatchError) before it launches anything.
+MISMATCHES = {
+    "rmsnorm_dynamic_bf16": [[(4, 33), (32,)], [(16, 4096), (1,)]],
 }
 
 
@@ -116,6 +132,11 @@ def reference(name, *xs):
         return (x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + 1e-6) * x[1],)
     if name == "mean_dynamic":
         return (x[0].mean(-1, keepdim=True),)
+    if name == "constants":
+        table = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64,
+                             device=x[0].device)
+        return (x[0] + table, torch.full((2, 1), 7.0, dtype=torch.float64, device=x[0].device),
+                torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, device=x[0].device))
     if name == "slice_row_sum":
         return (torch.exp(x[0][:, 32:96]).sum(-1),)
     raise KeyError(name)

@@ -7,6 +7,10 @@
 #ifndef FUSION_INITALL_H
 #define FUSION_INITALL_H
 
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
 namespace mlir {
 class DialectRegistry;
 } // namespace mlir
@@ -27,6 +31,13 @@ void registerPipelines();
 /// CUDA_HOME, CUDA_ROOT, CUDA_PATH is set and that directory exists, as nvcc
 /// would. For tools; call before any pass runs.
 void setDefaultCudaPath();
+
+/// Input the MLIR 22 parser crashes on instead of diagnosing: dense arrays
+/// of `index` (`array<index: ...>`, llvm/llvm-project#179045, fixed after
+/// 22.1). Reports each such spot of the main buffer of `sourceMgr` as an
+/// error, as the parser would have; true if there is one. For tools; call
+/// before parsing.
+bool reportKnownParserCrashes(llvm::SourceMgr &sourceMgr);
 
 } // namespace fusion
 

@@ -214,3 +214,131 @@ def random_graph(seed, ops=12):
     if not g.outputs:
         g.outputs = [g.add(FULL, f"fusion.exp {name(0)} : {ty(0)}", np.exp, [0])]
     return g
+
+
+class GraphChecker:
+    """The calls a graph is checked with, the same on both targets:
+
+        checker = GraphChecker(rng)
+        checker.check_graph(g, input_types, run, rows, width)
+        checker.failures, checker.counts
+
+    `run(inputs)` calls the fused and the unfused function on numpy
+    `inputs` and returns [(label, outputs as numpy arrays, or the
+    SizeMismatchError raised)]. Each graph is called at (rows, width), with
+    infinities and NaNs among the inputs, with run-time sizes of 0 and 1
+    where it has dynamic sizes, and with one dynamic input size off by one:
+    refused with SizeMismatchError exactly where numpy cannot broadcast the
+    sizes, run where they never meet. Comparisons are against the float64
+    evaluation and between the variants (fused against unfused)."""
+
+    def __init__(self, rng, absolute=1e-5):
+        self.rng, self.absolute = rng, absolute
+        self.failures = []
+        self.counts = {"calls": 0, "specials": 0, "edge sizes": 0, "refused": 0}
+
+    def compare(self, name, out, ref, tolerance=1e-5, absolute=None):
+        """NaN where the reference is NaN (infinities and NaNs among the
+        inputs, the mean of an empty row), the same infinity where it is
+        infinite (in f32 range), and the finite rest within tolerance: f32
+        against float64, relative error 1e-5, or, where a result is small
+        because of cancellation (a random graph can subtract or average
+        values of size ~2 down to ~1e-3), absolute error 1e-5. Poisoned
+        (unwritten) elements are NaN where the reference is not."""
+        from . import testing
+        absolute = self.absolute if absolute is None else absolute
+        ref32 = ref.astype(np.float32)
+        nan, inf = np.isnan(ref32), np.isinf(ref32)
+        if not np.array_equal(np.isnan(out), nan):
+            wrong = np.isnan(out) != nan
+            self.failures.append(f"{name}: NaN at {np.argwhere(wrong)[:3].tolist()} where "
+                                 f"the reference has {ref32[wrong][:3].tolist()}")
+            return
+        if not np.array_equal(out[inf], ref32[inf]):
+            self.failures.append(f"{name}: infinities differ")
+            return
+        finite = ~(nan | inf)
+        error = testing.relative_error(out[finite], ref[finite])
+        largest = testing.max_abs_error(out[finite], ref[finite])
+        if error > tolerance and largest > absolute:
+            self.failures.append(f"{name}: relative error {error:.2e}, absolute {largest:.2e}")
+
+    def inputs(self, g, input_types, rows, width, specials=False):
+        from . import testing
+        arrays = [testing.random_input(self.rng, t, s)
+                  for t, s in zip(input_types, g.input_shapes(rows, width))]
+        if specials:
+            for x in arrays:
+                flat = x.reshape(-1)
+                if flat.size:
+                    where = self.rng.random(flat.size) < 0.08
+                    flat[where] = self.rng.choice([np.inf, -np.inf, np.nan],
+                                                  size=int(where.sum()))
+        return arrays
+
+    def check_call(self, g, run, inputs, tag):
+        from .cpu import SizeMismatchError
+        self.counts["calls"] += 1
+        try:
+            expected = g.evaluate(*inputs)
+        except ValueError as e:
+            if "broadcast" not in str(e):
+                raise
+            expected = None  # the sizes disagree: every variant must refuse
+        results = run(inputs)
+        if expected is None:
+            for label, got in results:
+                if not isinstance(got, SizeMismatchError):
+                    self.failures.append(f"{g.name} {tag} {label}: sizes that disagree "
+                                         f"were not refused")
+            self.counts["refused"] += 1
+            return
+        for label, got in results:
+            if isinstance(got, Exception):
+                self.failures.append(f"{g.name} {tag} {label}: refused a valid call: {got}")
+                return
+        for i, ref in enumerate(expected):
+            outs = [(label, got[i]) for label, got in results]
+            for label, out in outs:
+                name = f"{g.name} {tag} {label} output {i}"
+                if out.shape != ref.shape:
+                    self.failures.append(f"{name}: shape {out.shape}, expected {ref.shape}")
+                else:
+                    self.compare(name, out, ref)
+            (first, a), *others = outs
+            for label, b in others:
+                if a.shape == b.shape:
+                    self.compare(f"{g.name} {tag} {first} vs {label} output {i}", a,
+                                 b.astype(np.float64), 1e-6, 1e-6)
+
+    def check_graph(self, g, input_types, run, rows, width):
+        rows = rows if g.dynamic_rows else g.rows
+        width = width if g.dynamic_width else g.width
+        self.check_call(g, run, self.inputs(g, input_types, rows, width),
+                        f"rows={rows} width={width}")
+        self.check_call(g, run, self.inputs(g, input_types, rows, width, specials=True),
+                        "infinities and NaNs")
+        self.counts["specials"] += 1
+        if g.dynamic_rows or g.dynamic_width:
+            for size in (0, 1):
+                r = size if g.dynamic_rows else g.rows
+                w = size if g.dynamic_width else g.width
+                self.check_call(g, run, self.inputs(g, input_types, r, w), f"rows={r} width={w}")
+                self.counts["edge sizes"] += 1
+        dims = g.dynamic_inputs()
+        if dims:
+            index, dim = dims[int(self.rng.integers(len(dims)))]
+            r = max(rows, 2) if g.dynamic_rows else rows
+            w = max(width, 2) if g.dynamic_width else width
+            arrays = self.inputs(g, input_types, r, w)
+            from . import testing
+            shape = list(arrays[index].shape)
+            shape[dim] += 1
+            arrays[index] = testing.random_input(self.rng, input_types[index], tuple(shape))
+            self.check_call(g, run, arrays, f"input {index} dimension {dim} off by one")
+
+    def summary(self):
+        c = self.counts
+        return (f"{c['calls']} calls ({c['specials']} with infinities and NaNs, "
+                f"{c['edge sizes']} with run-time sizes 0 or 1, {c['refused']} refused as "
+                f"sizes disagree)")

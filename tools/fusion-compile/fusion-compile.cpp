@@ -228,6 +228,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  if (::fusion::reportKnownParserCrashes(sourceMgr))
+    return 1;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

@@ -17,6 +17,8 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
@@ -39,6 +41,17 @@ int main(int argc, char **argv) {
        << LLVM_VERSION_STRING << ")\n";
   });
 
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Fusion optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Fusion optimizer driver\n", registry);
+  // Input the upstream parser would crash on gets a diagnostic instead.
+  if (inputFilename != "-") {
+    llvm::SourceMgr sourceMgr;
+    if (auto buffer = llvm::MemoryBuffer::getFile(inputFilename)) {
+      sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+      if (fusion::reportKnownParserCrashes(sourceMgr))
+        return EXIT_FAILURE;
+    }
+  }
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, inputFilename, outputFilename, registry));
 }
