@@ -12,7 +12,7 @@ scales=${*:-small}
 "$root/scripts/build.sh" fusion-opt fusion_cuda_runtime
 rm -rf "$bundle" && mkdir -p "$bundle"
 cp -r "$root/python/fusion" "$bundle/fusion"
-cp "$root/benchmarks/gpu/"*.py "$root/benchmarks/gpu/run_all.sh" "$bundle/"
+cp "$root/benchmarks/gpu/"*.py "$root/benchmarks/gpu/"*.sh "$bundle/"
 cp "$build/lib/libfusion_cuda_runtime.so" "$bundle/"
 for scale in $scales; do
   PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$scale" "$build" "$bundle" <<'PY'

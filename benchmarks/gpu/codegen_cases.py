@@ -78,6 +78,19 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>, 
   %row = fusion.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
   return %0, %seven, %row : tensor<2x3xf32>, tensor<2x1xf32>, tensor<3xf32>
 }
+func.func @lse_empty_rows(%x: tensor<?x0xf32>) -> tensor<?xf32> {
+  %0 = fusion.logsumexp %x axis = 1 : tensor<?x0xf32> -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+func.func @reduce_rows_dynamic(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %0 = fusion.reduce_sum %x axes = [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %1 = fusion.reduce_max %x axes = [1] : tensor<?x?xf32> -> tensor<?xf32>
+  return %0, %1 : tensor<?xf32>, tensor<?xf32>
+}
+func.func @add_empty_inner(%x: tensor<?x0xf32>, %y: tensor<?x0xf32>) -> tensor<?x0xf32> {
+  %0 = fusion.add %x, %y : tensor<?x0xf32>
+  return %0 : tensor<?x0xf32>
+}
 func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
   %e = fusion.exp %x : tensor<300x77xf32>
   %0 = fusion.reduce_sum %e axes = [0] : tensor<300x77xf32> -> tensor<77xf32>
@@ -93,6 +106,9 @@ SHAPES = {
     "rmsnorm_dynamic_bf16": [[(4, 33), (33,)], [(16, 4096), (4096,)], [(1, 1), (1,)],
                              [(0, 64), (64,)]],
     "mean_dynamic": [[(6, 1)], [(5, 777)], [(2, 40000)], [(0, 9)]],
+    "lse_empty_rows": [[(3, 0)], [(0, 0)]],
+    "reduce_rows_dynamic": [[(5, 0)], [(0, 7)], [(3, 1000)], [(2, 70001)]],
+    "add_empty_inner": [[(6, 0), (6, 0)]],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -132,6 +148,15 @@ def reference(name, *xs):
         return (x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + 1e-6) * x[1],)
     if name == "mean_dynamic":
         return (x[0].mean(-1, keepdim=True),)
+    if name == "lse_empty_rows":
+        return (torch.full(x[0].shape[:1], -float("inf"), dtype=torch.float64,
+                           device=x[0].device),)
+    if name == "reduce_rows_dynamic":
+        empty = x[0].shape[1] == 0
+        return (x[0].sum(-1), torch.full(x[0].shape[:1], -float("inf"), dtype=torch.float64,
+                                         device=x[0].device) if empty else x[0].amax(-1))
+    if name == "add_empty_inner":
+        return (x[0] + x[1],)
     if name == "constants":
         table = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64,
                              device=x[0].device)

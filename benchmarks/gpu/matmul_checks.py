@@ -94,13 +94,13 @@ def main():
         for size in matmul_cases.DYNAMIC.get(name, [None]):
             check(module, name, size, TOLERANCE.get, results, lines)
     check(tf32, "plain_tf32", None, lambda element: 5e-3, results, lines)
-    # The residual's rows disagree with A's: the runtime refuses the call
-    # (D takes its rows from the residual, the add's first operand, so the
-    # product's rows are what it names).
+    # The residual's rows disagree with A's: the compiled function's entry
+    # check refuses the call before anything runs (SizeMismatchError).
     a = torch.randn(5, 128, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(128, 72, device="cuda", dtype=torch.bfloat16)
     r = torch.randn(7, 72, device="cuda", dtype=torch.bfloat16)
-    expect_error(module, "scale_residual_bf16", [a, b, r], "fusion_cuda_matmul failed: mismatched sizes",
+    expect_error(module, "scale_residual_bf16", [a, b, r],
+                 "argument 2 dimension 0 has size 7, but argument 0 dimension 0 has size 5",
                  results, lines)
     # Outputs given by the caller are checked like the inputs.
     r = torch.randn(5, 72, device="cuda", dtype=torch.bfloat16)

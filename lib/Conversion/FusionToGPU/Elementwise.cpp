@@ -48,8 +48,17 @@ static LogicalResult emitFlatElementwise(OpBuilder &b, Location loc,
             return buffer;
           ReassociationIndices all =
               llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+          // Dynamic if any size is (even beside a 0), as the verifier
+          // requires; the inferred type would be a static 0.
+          int64_t flatSize = 1;
+          for (int64_t d : type.getShape())
+            flatSize = ShapedType::isDynamic(d) || ShapedType::isDynamic(flatSize)
+                           ? ShapedType::kDynamic
+                           : flatSize * d;
+          auto flatType =
+              MemRefType::get({flatSize}, type.getElementType());
           return memref::CollapseShapeOp::create(
-              b, loc, buffer, ArrayRef<ReassociationIndices>{all});
+              b, loc, flatType, buffer, ArrayRef<ReassociationIndices>{all});
         };
         SmallVector<Value> inputs = llvm::map_to_vector(buffers.inputs, flatten);
         SmallVector<Value> outputs =

@@ -293,6 +293,14 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getX();
+    auto resultType = cast<RankedTensorType>(op.getType());
+    // An empty result is an empty tensor: extract_slice's verifier calls
+    // offset 0 of a size-0 dimension out of bounds.
+    if (resultType.hasStaticShape() && resultType.getNumElements() == 0) {
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+          op, resultType.getShape(), resultType.getElementType());
+      return success();
+    }
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (auto [d, offset, size, stride] :
          llvm::enumerate(op.getOffsets(), op.getSizes(), op.getStrides())) {
