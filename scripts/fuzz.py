@@ -3,6 +3,7 @@
 
     scripts/fuzz.py sweep  [--limit N] [--jobs J]           # valid variants compile on both targets
     scripts/fuzz.py mutate [--count N] [--seed S] [--jobs J] # mutated inputs never crash fusion-opt
+    scripts/fuzz.py graphs [--count N] [--seed S]           # random graphs agree with numpy
 
 Both start from the programs of the test suite (every `// -----` chunk of
 test/**/*.mlir that is valid and uses fusion ops, diagnostics tests left
@@ -21,8 +22,12 @@ GPU pipelines in batches (`--split-input-file`); diagnostics are expected,
 a crash (signal, assertion, LLVM ERROR, stack dump) is a failure. Crashing
 inputs are written to --out.
 
-Each prints its counts and exits 1 on any failure. The random-graph
-differential test is test/Integration/CPU/random-graphs.py (--graphs N).
+`graphs` is the random-graph differential test of the suite
+(test/Integration/CPU/random-graphs.py) at scale: graphs compiled fused and
+unfused for the CPU in modules of --chunk, each checked by
+fusion.random_graphs.GraphChecker against numpy.
+
+Each prints its counts and exits 1 on any failure.
 """
 
 import argparse
@@ -303,9 +308,56 @@ def mutate(args, tool):
     return 1 if crashes else 0
 
 
+# ----------------------------------------------------------------------------
+# graphs
+# ----------------------------------------------------------------------------
+
+def graphs(args, tool):
+    """The random-graph differential test at scale: --count graphs in
+    chunks of --chunk, each chunk one module compiled fused and unfused for
+    the CPU, every graph checked by random_graphs.GraphChecker (numpy
+    reference, infinities and NaNs, run-time sizes 0 and 1, a size off by
+    one)."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import numpy as np
+    from fusion import cpu, random_graphs
+
+    rng = np.random.default_rng(args.seed)
+    checker = random_graphs.GraphChecker(rng)
+    work = tempfile.mkdtemp(prefix="fusion-fuzz-graphs-")
+    done = 0
+    while done < args.count:
+        count = min(args.chunk, args.count - done)
+        chunk = [random_graphs.random_graph(args.seed * 1000000 + done + i) for i in range(count)]
+        source = os.path.join(work, f"graphs{done}.mlir")
+        with open(source, "w") as f:
+            f.write("\n".join(g.mlir for g in chunk))
+        modules = {label: cpu.compile(source, args.build, fuse=(label == "fused"), debug=True,
+                                      work_dir=work)
+                   for label in ("fused", "unfused")}
+        for g in chunk:
+            def run(inputs, g=g):
+                results = []
+                for label, module in modules.items():
+                    try:
+                        results.append((label, module.functions[g.name](*inputs)))
+                    except cpu.SizeMismatchError as e:
+                        results.append((label, e))
+                return results
+            rows, width = int(rng.integers(1, 12)), int(rng.choice([1, 3, 37, g.width]))
+            checker.check_graph(g, modules["fused"].functions[g.name].inputs, run, rows, width)
+        done += count
+        print(f"graphs: {done} of {args.count}, {len(checker.failures)} failures so far", flush=True)
+    for line in checker.failures:
+        print("FAIL:", line)
+    print(f"graphs: {args.count} random graphs (seed {args.seed}), fused and unfused on the CPU: "
+          f"{checker.summary()}, {len(checker.failures)} failures")
+    return 1 if checker.failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["sweep", "mutate"])
+    parser.add_argument("mode", choices=["sweep", "mutate", "graphs"])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -313,9 +365,11 @@ def main():
     parser.add_argument("--count", type=int, default=1000, help="mutate: mutants to try")
     parser.add_argument("--batch", type=int, default=250, help="mutate: mutants per fusion-opt run")
     parser.add_argument("--out", default="fuzz-crashes", help="mutate: where crashing inputs go")
+    parser.add_argument("--chunk", type=int, default=500, help="graphs: graphs per module")
     args = parser.parse_args()
     tool = find_tool(args.build)
-    sys.exit(sweep(args, tool) if args.mode == "sweep" else mutate(args, tool))
+    mode = {"sweep": sweep, "mutate": mutate, "graphs": graphs}[args.mode]
+    sys.exit(mode(args, tool))
 
 
 if __name__ == "__main__":
