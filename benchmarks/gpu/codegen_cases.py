@@ -91,6 +91,10 @@ func.func @add_empty_inner(%x: tensor<?x0xf32>, %y: tensor<?x0xf32>) -> tensor<?
   %0 = fusion.add %x, %y : tensor<?x0xf32>
   return %0 : tensor<?x0xf32>
 }
+func.func @mean_all(%x: tensor<?x77xf32>) -> tensor<f32> {
+  %0 = fusion.reduce_mean %x axes = [0, 1] : tensor<?x77xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
 func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
   %e = fusion.exp %x : tensor<300x77xf32>
   %0 = fusion.reduce_sum %e axes = [0] : tensor<300x77xf32> -> tensor<77xf32>
@@ -109,6 +113,7 @@ SHAPES = {
     "lse_empty_rows": [[(3, 0)], [(0, 0)]],
     "reduce_rows_dynamic": [[(5, 0)], [(0, 7)], [(3, 1000)], [(2, 70001)]],
     "add_empty_inner": [[(6, 0), (6, 0)]],
+    "mean_all": [[(300, 77)], [(1, 77)]],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -148,6 +153,8 @@ def reference(name, *xs):
         return (x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + 1e-6) * x[1],)
     if name == "mean_dynamic":
         return (x[0].mean(-1, keepdim=True),)
+    if name == "mean_all":
+        return (x[0].mean(),)
     if name == "lse_empty_rows":
         return (torch.full(x[0].shape[:1], -float("inf"), dtype=torch.float64,
                            device=x[0].device),)

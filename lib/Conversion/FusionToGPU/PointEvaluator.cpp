@@ -216,8 +216,17 @@ FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
     }
     inputIndex[d] = index[next++];
   }
-  // Sizes of the reduced axes come from the input's source buffer.
+  // Sizes of the reduced axes come from the input's source buffer; all
+  // are read here, outside the loops (the mean's count is used after them).
   Value count = indexConst(b, loc, 1);
+  SmallVector<Value> sizes;
+  for (int64_t axis : axes) {
+    FailureOr<Value> size = sizeOf(input, axis);
+    if (failed(size))
+      return op->emitOpError("cannot size the dynamic axis ") << axis;
+    sizes.push_back(*size);
+    count = arith::MulIOp::create(b, loc, count, *size);
+  }
   Value acc = buildReductionIdentity(b, loc, op, b.getF32Type());
   std::function<FailureOr<Value>(unsigned, Value)> loop =
       [&](unsigned a, Value init) -> FailureOr<Value> {
@@ -230,11 +239,7 @@ FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,
       return buildReductionCombine(b, loc, op, init, *x);
     }
     int64_t axis = axes[a];
-    FailureOr<Value> size = sizeOf(input, axis);
-    if (failed(size))
-      return op->emitOpError("cannot size the dynamic axis ") << axis;
-    count = arith::MulIOp::create(b, loc, count, *size);
-    auto forOp = scf::ForOp::create(b, loc, indexConst(b, loc, 0), *size,
+    auto forOp = scf::ForOp::create(b, loc, indexConst(b, loc, 0), sizes[a],
                                     indexConst(b, loc, 1), ValueRange{init});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());

@@ -37,3 +37,27 @@ func.func @row_sum_per_element(%x: tensor<8x96xf32>) -> tensor<8xf32> {
   }
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// A mean over every axis: the count (the product of the reduced sizes,
+// read from the input buffer) is computed before the nested loops and
+// divides their result after them.
+// CHECK-LABEL: func.func @mean_all
+// CHECK: gpu.launch
+// CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0{{.*}} : memref<?x8xf32>
+// CHECK: %[[PARTIAL:.+]] = arith.muli %{{.+}}, %[[ROWS]]
+// CHECK: %[[COUNT:.+]] = arith.muli %[[PARTIAL]], %c8
+// CHECK: scf.for {{.*}} to %[[ROWS]] {{.*}} iter_args
+// CHECK: scf.for {{.*}} to %c8{{.*}} iter_args
+// CHECK: %[[N:.+]] = arith.index_cast %[[COUNT]]
+// CHECK: %[[NF:.+]] = arith.uitofp %[[N]]
+// CHECK: "llvm.nvvm.div.full"(%{{.+}}, %[[NF]])
+func.func @mean_all(%x: tensor<?x8xf32>) -> tensor<f32> {
+  %0 = fusion.kernel reduction "mean_all" (%x) {plan = #fusion.plan<per_element, threads = 256, vector = 1, row = none, cluster = 1, passes = [1]>} : (tensor<?x8xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<?x8xf32>):
+    %m = fusion.reduce_mean %a axes = [0, 1] : tensor<?x8xf32> -> tensor<f32>
+    fusion.yield %m : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}

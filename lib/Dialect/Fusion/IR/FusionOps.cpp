@@ -262,7 +262,9 @@ SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
     for (Value operand : op->getOperands())
       broadcastInto(operand, shapeOf(operand), resultShape);
   } else if (ArrayRef<int64_t> axes = getReduceAxes(op); !axes.empty()) {
-    auto keepDims = op->hasAttr("keep_dims");
+    // Every reduce_* op keeps the reduced dimensions (as 1) or drops them.
+    bool keepDims = cast<RankedTensorType>(result.getType()).getRank() ==
+                    cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
     reduced(op->getOperand(0), axes, keepDims);
   } else if (auto lse = dyn_cast<LogSumExpOp>(op)) {
     reduced(lse.getX(), {lse.getAxis()}, false);
