@@ -16,8 +16,8 @@ namespace fusion {
 /// "argument 1 dimension 0 has size 3, but argument 0 dimension 0 has size
 /// 7": arguments at or after `numInputs` are outputs; `expectedArg` -1
 /// means the program's static size.
-inline std::string describeSizeMismatch(int64_t arg, int64_t dim,
-                                        int64_t size, int64_t expectedArg,
+inline std::string describeSizeMismatch(int64_t arg, int64_t dim, int64_t size,
+                                        int64_t expectedArg,
                                         int64_t expectedDim,
                                         int64_t expectedSize,
                                         int64_t numInputs) {

@@ -52,11 +52,11 @@ static LogicalResult emitFlatElementwise(OpBuilder &b, Location loc,
           // requires; the inferred type would be a static 0.
           int64_t flatSize = 1;
           for (int64_t d : type.getShape())
-            flatSize = ShapedType::isDynamic(d) || ShapedType::isDynamic(flatSize)
-                           ? ShapedType::kDynamic
-                           : flatSize * d;
-          auto flatType =
-              MemRefType::get({flatSize}, type.getElementType());
+            flatSize =
+                ShapedType::isDynamic(d) || ShapedType::isDynamic(flatSize)
+                    ? ShapedType::kDynamic
+                    : flatSize * d;
+          auto flatType = MemRefType::get({flatSize}, type.getElementType());
           return memref::CollapseShapeOp::create(
               b, loc, flatType, buffer, ArrayRef<ReassociationIndices>{all});
         };

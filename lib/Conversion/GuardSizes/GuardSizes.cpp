@@ -31,9 +31,9 @@ static func::FuncOp getOrDeclareReport(ModuleOp module) {
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Type i64 = b.getI64Type();
-  auto report = func::FuncOp::create(
-      b, module.getLoc(), kReportName,
-      b.getFunctionType(SmallVector<Type>(7, i64), {}));
+  auto report =
+      func::FuncOp::create(b, module.getLoc(), kReportName,
+                           b.getFunctionType(SmallVector<Type>(7, i64), {}));
   report.setPrivate();
   return report;
 }
@@ -88,11 +88,11 @@ static LogicalResult guard(func::FuncOp function, ArrayRef<SizeCheck> checks,
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(mismatch.thenBlock());
-        func::CallOp::create(
-            b, loc, report,
-            ValueRange{constant(arg), constant(dim), *size,
-                       constant(expectedArg), constant(expectedDim), expected,
-                       constant(numInputs)});
+        func::CallOp::create(b, loc, report,
+                             ValueRange{constant(arg), constant(dim), *size,
+                                        constant(expectedArg),
+                                        constant(expectedDim), expected,
+                                        constant(numInputs)});
       }
       Value agrees = arith::XOrIOp::create(
           b, loc, differs,
@@ -110,8 +110,7 @@ static LogicalResult guard(func::FuncOp function, ArrayRef<SizeCheck> checks,
 }
 
 namespace {
-struct GuardSizesPass
-    : fusion::impl::FusionGuardSizesBase<GuardSizesPass> {
+struct GuardSizesPass : fusion::impl::FusionGuardSizesBase<GuardSizesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());

@@ -22,7 +22,8 @@ std::optional<std::pair<Value, int64_t>> fusion::traceDynamicDim(Value value,
     if (!isa<FusionDialect>(op->getDialect()))
       return std::make_pair(value, dim);
     if (auto kernel = dyn_cast<KernelOp>(op)) {
-      value = kernel.getYield().getOperand(cast<OpResult>(value).getResultNumber());
+      value =
+          kernel.getYield().getOperand(cast<OpResult>(value).getResultNumber());
       continue;
     }
     std::optional<DimRef> source;
@@ -163,7 +164,8 @@ fusion::getResultSizeSources(Operation *function) {
   }
   SmallVector<SmallVector<std::optional<std::pair<int64_t, int64_t>>>> sources;
   SmallVector<Value> values = getSignatureValues(function);
-  for (Value result : ArrayRef(values).drop_front(interface.getNumArguments())) {
+  for (Value result :
+       ArrayRef(values).drop_front(interface.getNumArguments())) {
     auto &dims = sources.emplace_back();
     auto type = dyn_cast<RankedTensorType>(result.getType());
     for (int64_t d = 0; type && d < type.getRank(); ++d) {

@@ -263,9 +263,9 @@ SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
       broadcastInto(operand, shapeOf(operand), resultShape);
   } else if (ArrayRef<int64_t> axes = getReduceAxes(op); !axes.empty()) {
     // Every reduce_* op keeps the reduced dimensions (as 1) or drops them.
-    bool keepDims = cast<RankedTensorType>(result.getType()).getRank() ==
-                    cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-    reduced(op->getOperand(0), axes, keepDims);
+    Value x = op->getOperand(0);
+    bool keepDims = resultShape.size() == shapeOf(x).size();
+    reduced(x, axes, keepDims);
   } else if (auto lse = dyn_cast<LogSumExpOp>(op)) {
     reduced(lse.getX(), {lse.getAxis()}, false);
   } else if (isa<RmsNormOp, LayerNormOp>(op)) {
