@@ -25,7 +25,7 @@ config.substitutions.append(("%mlir_version", config.mlir_version))
 # and ptxas are.
 llvm_config.with_system_environment(
     ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME", "CUDA_ROOT", "CUDA_PATH",
-     "ASAN_OPTIONS", "UBSAN_OPTIONS"])
+     "ASAN_OPTIONS", "UBSAN_OPTIONS", "CFLAGS", "CXXFLAGS", "LDFLAGS"])
 # scripts/sanitize.sh: uninstrumented programs (Python, which loads the
 # instrumented runtime) get the sanitizer runtimes first.
 if os.environ.get("FUSION_TEST_PRELOAD"):
