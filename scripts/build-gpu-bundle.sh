@@ -18,20 +18,23 @@ for scale in $scales; do
   PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$scale" "$build" "$bundle" <<'PY'
 import os, sys
 from fusion import cuda
-import workloads
+import json
+from fusion import cpu
+import reductions, workloads
 scale, build, bundle = sys.argv[1:]
-source = os.path.join(bundle, f"workloads_{scale}.mlir")
-with open(source, "w") as f:
-    f.write(workloads.module(scale))
-for fuse in (True, False):
-    print(cuda.compile(source, build, bundle, fuse=fuse))
-    # The predicted traffic as the sm_90 plans move it, for the ncu
-    # comparison there.
-    import json
-    from fusion import cpu
-    variant = "fused" if fuse else "unfused"
-    with open(os.path.join(bundle, f"report_{scale}.{variant}.json"), "w") as f:
-        json.dump(cpu.report(source, build, fuse, chip="sm_90"), f, indent=1)
+for stem, text in ((f"workloads_{scale}", workloads.module(scale)),
+                   (f"reductions_{scale}", reductions.module(scale))):
+    source = os.path.join(bundle, stem + ".mlir")
+    with open(source, "w") as f:
+        f.write(text)
+    for fuse in (True, False):
+        print(cuda.compile(source, build, bundle, fuse=fuse))
+        # The predicted traffic as the sm_90 plans move it, for the ncu
+        # comparison there.
+        variant = "fused" if fuse else "unfused"
+        with open(os.path.join(bundle, f"report_{stem.replace('workloads_', '')}.{variant}.json"),
+                  "w") as f:
+            json.dump(cpu.report(source, build, fuse, chip="sm_90"), f, indent=1)
 PY
 done
 # Rows the plan streams (one block, each pass reading the row again), for

@@ -2,7 +2,10 @@
 workloads: elementwise sizes that are not a multiple of the vector width
 (vector body and scalar tail), wide rows split over a cluster (a per-row
 output, mean reductions) and one too wide to split (streamed), tiled
-matmul with an epilogue and ragged edges, a column reduction; rows of
+matmul with an epilogue and ragged edges, column reductions (odd width,
+several and middle axes, dynamic rows, two in one hand-written kernel),
+reductions split over blocks (over all axes, outer and inner axes, a few
+rows too long for a cluster); rows of
 dynamic length (streamed, sizes 0 and 1 included) and a row reduction fed
 by a slice; constants that are not splats, and constants returned.
 
@@ -100,6 +103,37 @@ func.func @column_sum(%x: tensor<300x77xf32>) -> tensor<77xf32> {
   %0 = fusion.reduce_sum %e axes = [0] : tensor<300x77xf32> -> tensor<77xf32>
   return %0 : tensor<77xf32>
 }
+func.func @column_mean_3d(%x: tensor<3x50x24xbf16>) -> tensor<1x1x24xbf16> {
+  %0 = fusion.reduce_mean %x axes = [0, 1] keep_dims : tensor<3x50x24xbf16> -> tensor<1x1x24xbf16>
+  return %0 : tensor<1x1x24xbf16>
+}
+func.func @column_max_middle(%x: tensor<6x1000x16xf32>) -> tensor<6x16xf32> {
+  %0 = fusion.reduce_max %x axes = [1] : tensor<6x1000x16xf32> -> tensor<6x16xf32>
+  return %0 : tensor<6x16xf32>
+}
+func.func @column_dynamic(%x: tensor<?x33xf32>, %w: tensor<33xf32>) -> tensor<33xf32> {
+  %0 = fusion.mul %x, %w : (tensor<?x33xf32>, tensor<33xf32>) -> tensor<?x33xf32>
+  %1 = fusion.reduce_sum %0 axes = [0] : tensor<?x33xf32> -> tensor<33xf32>
+  return %1 : tensor<33xf32>
+}
+func.func @max_outer_inner(%x: tensor<5x300x24xbf16>) -> tensor<300xbf16> {
+  %0 = fusion.reduce_max %x axes = [0, 2] : tensor<5x300x24xbf16> -> tensor<300xbf16>
+  return %0 : tensor<300xbf16>
+}
+func.func @sum_long_rows(%x: tensor<3x300001xf32>) -> tensor<3x1xf32> {
+  %0 = fusion.reduce_sum %x axes = [1] keep_dims : tensor<3x300001xf32> -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+func.func @column_sum_max(%x: tensor<2000x64xbf16>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %0:2 = fusion.kernel column_reduction "column_sum_max_k0" (%x) : (tensor<2000x64xbf16>) -> (tensor<64xf32>, tensor<64xf32>) {
+  ^bb0(%a: tensor<2000x64xbf16>):
+    %f = fusion.convert %a : tensor<2000x64xbf16> to tensor<2000x64xf32>
+    %s = fusion.reduce_sum %f axes = [0] : tensor<2000x64xf32> -> tensor<64xf32>
+    %m = fusion.reduce_max %f axes = [0] : tensor<2000x64xf32> -> tensor<64xf32>
+    fusion.yield %s, %m : tensor<64xf32>, tensor<64xf32>
+  }
+  return %0#0, %0#1 : tensor<64xf32>, tensor<64xf32>
+}
 """
 
 
@@ -114,6 +148,7 @@ SHAPES = {
     "reduce_rows_dynamic": [[(5, 0)], [(0, 7)], [(3, 1000)], [(2, 70001)]],
     "add_empty_inner": [[(6, 0), (6, 0)]],
     "mean_all": [[(300, 77)], [(1, 77)]],
+    "column_dynamic": [[(0, 33), (33,)], [(1, 33), (33,)], [(5000, 33), (33,)]],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -147,6 +182,18 @@ def reference(name, *xs):
         return (x[0] @ x[1],)
     if name == "column_sum":
         return (torch.exp(x[0]).sum(0),)
+    if name == "column_mean_3d":
+        return (x[0].mean((0, 1), keepdim=True),)
+    if name == "column_max_middle":
+        return (x[0].amax(1),)
+    if name == "column_dynamic":
+        return ((x[0] * x[1]).sum(0),)
+    if name == "max_outer_inner":
+        return (x[0].amax((0, 2)),)
+    if name == "sum_long_rows":
+        return (x[0].sum(1, keepdim=True),)
+    if name == "column_sum_max":
+        return (x[0].sum(0), x[0].amax(0))
     if name == "softmax_dynamic":
         return (torch.softmax(x[0], -1),)
     if name == "rmsnorm_dynamic_bf16":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one command on the GPU machine, from the bundle: correctness (small and
-# full shapes, and the matmul cases), timings beside torch eager,
+# full shapes, the reduction workloads, and the matmul cases), timings of the
+# benchmark and of the reduction workloads beside torch eager,
 # torch.compile, jax.jit and the copy ceiling, DRAM traffic from ncu against
 # the report, the GPU time of each decode kernel, and the matmul programs
 # (TFLOP/s beside torch eager and torch.compile). JSON results go to $OUT (or ./results); the short table
@@ -23,15 +24,19 @@ done
 ncu --clock-control none --metrics $ncu_metrics --csv python3 run_traffic.py streamed fused \
   > "$OUT/ncu_streamed.csv" 2> "$OUT/ncu_streamed.err" || status=1
 python3 run_traffic.py --compare "$OUT/ncu_streamed.csv" streamed fused > "$OUT/traffic_streamed.txt" 2>&1 || status=1
+ncu --clock-control none --metrics $ncu_metrics --csv python3 run_traffic.py reductions_full fused \
+  > "$OUT/ncu_reductions.csv" 2> "$OUT/ncu_reductions.err" || status=1
+python3 run_traffic.py --compare "$OUT/ncu_reductions.csv" reductions_full fused > "$OUT/traffic_reductions.txt" 2>&1 || status=1
 ncu --clock-control none --metrics gpu__time_duration.sum --csv python3 run_traffic.py --decode full \
   > "$OUT/ncu_decode.csv" 2> "$OUT/ncu_decode.err" || status=1
 python3 run_traffic.py --decode-times "$OUT/ncu_decode.csv" > "$OUT/decode.txt" 2>&1 || status=1
 python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
+python3 run_bench.py reductions 2>&1 | grep -vi warning > "$OUT/bench_reductions.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1
 
 echo "== correctness";  grep -h -E "FAIL|passed|random graphs" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt" "$OUT/random_graphs.txt"
-echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt" "$OUT/traffic_streamed.txt"
+echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt" "$OUT/traffic_streamed.txt" "$OUT/traffic_reductions.txt"
 echo "== decode: GPU time per kernel"; cat "$OUT/decode.txt"
-echo "== effective GB/s"; cat "$OUT/bench.txt"
+echo "== effective GB/s"; cat "$OUT/bench.txt" "$OUT/bench_reductions.txt"
 echo "== matmul programs"; cat "$OUT/matmul_bench.txt"
 exit $status

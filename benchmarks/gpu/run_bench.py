@@ -109,10 +109,18 @@ def median_ms(f):
 
 
 def main():
+    # `reductions`: the reduction workloads of reductions.py (full scale,
+    # dynamic sizes at the full row count); else the benchmark at `scale`.
     scale = sys.argv[1] if len(sys.argv) > 1 else "full"
     names = sys.argv[2:] or None
-    fused = cuda.load(os.path.join(here, f"workloads_{scale}.fused.so"))
-    unfused = cuda.load(os.path.join(here, f"workloads_{scale}.unfused.so"))
+    global eager, xla
+    stem, dynamic_size = f"workloads_{scale}", 16
+    if scale == "reductions":
+        import reductions
+        eager, xla = reductions.eager, reductions.xla
+        stem, dynamic_size = "reductions_full", reductions.SCALES["full"]["r"]
+    fused = cuda.load(os.path.join(here, f"{stem}.fused.so"))
+    unfused = cuda.load(os.path.join(here, f"{stem}.unfused.so"))
     before = os.environ.get("FUSION_BENCH_BEFORE")
     before = cuda.load(before) if before else None
     big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -123,8 +131,8 @@ def main():
     for name, fn in fused.functions.items():
         if names and name not in names:
             continue
-        dyn = any(d is None for t in fn.inputs for d in t.shape)
-        xs = [torch.empty([16 if d is None else d for d in t.shape], dtype=DTYPES[t.element],
+        dyn = dynamic_size == 16 and any(d is None for t in fn.inputs for d in t.shape)
+        xs = [torch.empty([dynamic_size if d is None else d for d in t.shape], dtype=DTYPES[t.element],
                           device="cuda").uniform_(-2, 2) for t in fn.inputs]
         if name == "adamw":
             xs[3] = xs[3].abs()

@@ -14,6 +14,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from fusion import cpu, cuda  # noqa: E402
 import codegen_cases  # noqa: E402
+import reductions  # noqa: E402
 import workloads  # noqa: E402
 
 TOLERANCE = {"f32": 1e-5, "bf16": 1e-2, "f16": 1e-2}
@@ -49,8 +50,10 @@ def inputs_for(fn, name, rows=None, shapes=None):
 def main():
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     results, lines = [], []
-    # The workloads at this scale; with the small scale, the codegen cases.
-    suites = [(f"workloads_{scale}", workloads.reference, {}, {})]
+    # The workloads and the reduction workloads at this scale; with the
+    # small scale, the codegen cases.
+    suites = [(f"workloads_{scale}", workloads.reference, {}, {}),
+              (f"reductions_{scale}", reductions.reference, reductions.SHAPES, {})]
     if scale == "small":
         suites.append(("codegen_cases", codegen_cases.reference, codegen_cases.SHAPES,
                        codegen_cases.MISMATCHES))

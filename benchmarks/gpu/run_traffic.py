@@ -8,7 +8,8 @@ of every kernel, and compares the counts with fusion-report's prediction:
 
 The prediction is report_<scale>.<variant>.json in the bundle (bytes as the
 sm_90 kernel plans move them: a streamed row once per pass; scale
-`streamed` is softmax over rows the plan streams). Inputs are
+`streamed` is softmax over rows the plan streams, `reductions_full` the
+reduction workloads). Inputs are
 initialized before the measured calls; only kernels named after a workload
 are counted."""
 
@@ -25,7 +26,9 @@ def run(scale, variant):
     import torch
     from fusion import cuda
     dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
-    module = cuda.load(os.path.join(here, f"workloads_{scale}.{variant}.so"))
+    # `reductions_<scale>`: the reduction workloads (reductions.py).
+    stem = scale if scale.startswith("reductions_") else f"workloads_{scale}"
+    module = cuda.load(os.path.join(here, f"{stem}.{variant}.so"))
     for name, fn in module.functions.items():
         if any(d is None for t in fn.inputs for d in t.shape):
             continue

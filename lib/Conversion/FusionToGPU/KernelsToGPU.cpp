@@ -47,6 +47,10 @@ static LogicalResult emitKernel(OpBuilder &b, KernelOp kernel,
   case KernelStrategy::rows:
   case KernelStrategy::cluster_rows:
     return emitRows(b, loc, kernel, plan, buffers);
+  case KernelStrategy::columns:
+    return emitColumns(b, loc, kernel, plan, buffers);
+  case KernelStrategy::split_reduction:
+    return emitSplitReduction(b, loc, kernel, plan, buffers);
   case KernelStrategy::matmul_tiles:
     return emitMatmulTiles(b, loc, kernel, plan, buffers);
   case KernelStrategy::per_element:

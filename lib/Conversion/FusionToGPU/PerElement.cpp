@@ -2,8 +2,8 @@
 //
 // Any kernel: a thread per output element (grid-stride), output after
 // output; reductions and matmuls inside are loops per element. The
-// fallback of every plan, and the strategy of reductions over outer axes
-// until they get their own.
+// fallback of every plan (kernels no other strategy takes, such as a
+// column reduction reading another's result).
 //
 //===----------------------------------------------------------------------===//
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PointEvaluator.h"
+#include "ReductionSweep.h"
 #include "Strategies.h"
 
 #include "fusion/Conversion/ScalarOps.h"
@@ -26,31 +27,6 @@
 using namespace mlir;
 using namespace mlir::fusion;
 using namespace mlir::fusion::codegen;
-
-/// The vector and block-wide forms of a reduction's combiner.
-static vector::CombiningKind vectorKind(Operation *op) {
-  switch (getReductionCombiner(op)) {
-  case ReductionCombiner::maximum:
-    return vector::CombiningKind::MAXIMUMF;
-  case ReductionCombiner::minimum:
-    return vector::CombiningKind::MINIMUMF;
-  case ReductionCombiner::add:
-    return vector::CombiningKind::ADD;
-  }
-  llvm_unreachable("unknown reduction combiner");
-}
-
-static gpu::AllReduceOperation blockKind(Operation *op) {
-  switch (getReductionCombiner(op)) {
-  case ReductionCombiner::maximum:
-    return gpu::AllReduceOperation::MAXIMUMF;
-  case ReductionCombiner::minimum:
-    return gpu::AllReduceOperation::MINIMUMF;
-  case ReductionCombiner::add:
-    return gpu::AllReduceOperation::ADD;
-  }
-  llvm_unreachable("unknown reduction combiner");
-}
 
 LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                 KernelPlanAttr plan,
@@ -167,7 +143,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             Value partial = *x;
             if (width > 1)
               partial = vector::ReductionOp::create(
-                  b, loc, vectorKind(reduction), partial);
+                  b, loc, vectorCombiningKind(reduction), partial);
             return buildReductionCombine(b, loc, reduction, acc, partial);
           };
           Value partial = identity;
@@ -198,7 +174,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           Value total = gpu::AllReduceOp::create(
               b, loc, partial,
               gpu::AllReduceOperationAttr::get(b.getContext(),
-                                               blockKind(reduction)),
+                                               allReduceKind(reduction)),
               /*uniform=*/true);
           if (splits > 1)
             total = combineOverCluster(b, loc, reduction, total, slots,

@@ -25,6 +25,18 @@ LogicalResult emitElementwise(OpBuilder &b, Location loc, KernelOp kernel,
 LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                        KernelPlanAttr plan, const KernelBuffers &buffers);
 
+/// `columns`: blocks of column vectors going down the rows, and with a
+/// split a second launch combining the row ranges (Columns.cpp).
+LogicalResult emitColumns(OpBuilder &b, Location loc, KernelOp kernel,
+                          KernelPlanAttr plan, const KernelBuffers &buffers);
+
+/// `split_reduction`: blocks per output element and range of its elements,
+/// and with a split a second launch combining the ranges
+/// (SplitReduction.cpp).
+LogicalResult emitSplitReduction(OpBuilder &b, Location loc, KernelOp kernel,
+                                 KernelPlanAttr plan,
+                                 const KernelBuffers &buffers);
+
 /// `matmul_tiles`: shared-memory tiles of the product (MatmulTiles.cpp).
 LogicalResult emitMatmulTiles(OpBuilder &b, Location loc, KernelOp kernel,
                               KernelPlanAttr plan,

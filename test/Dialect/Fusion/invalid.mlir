@@ -444,6 +444,30 @@ func.func @kernel_plan_cluster(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @kernel_plan_split(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{a plan's split is at least 1, and 1 for every strategy but columns and split_reduction, got 4 for rows}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = streamed, cluster = 1, split = 4, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_columns(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{a columns plan needs a column_reduction kernel}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
 func.func @kernel_plan_vector(%x: tensor<4xf32>) {
   // expected-error @+1 {{a plan's vector must be 1, 2, 4, 8 or 16, got 3}}
   %0 = fusion.kernel elementwise (%x) {plan = #fusion.plan<elementwise, threads = 256, vector = 3, row = none, cluster = 1, passes = [1]>} : (tensor<4xf32>) -> tensor<4xf32> {

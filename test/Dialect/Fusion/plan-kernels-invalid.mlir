@@ -47,3 +47,41 @@ func.func @plan_elementwise_shapes(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (t
   }
   return %0#0, %0#1 : tensor<4x8xf32>, tensor<8xf32>
 }
+
+// -----
+
+func.func @plan_columns_vector(%x: tensor<64x30xf32>) -> tensor<30xf32> {
+  // expected-error @+1 {{plan does not fit: vectors of 4 do not divide the innermost size of every input}}
+  %0 = fusion.kernel column_reduction (%x) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<64x30xf32>) -> tensor<30xf32> {
+  ^bb0(%a: tensor<64x30xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<64x30xf32> -> tensor<30xf32>
+    fusion.yield %s : tensor<30xf32>
+  }
+  return %0 : tensor<30xf32>
+}
+
+// -----
+
+func.func @plan_columns_threads(%x: tensor<64x32xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{plan does not fit: a columns block of 48 threads is not whole rows of 32 lanes}}
+  %0 = fusion.kernel column_reduction (%x) {plan = #fusion.plan<columns, threads = 48, vector = 1, row = none, cluster = 1, split = 4, passes = [1]>} : (tensor<64x32xf32>) -> tensor<32xf32> {
+  ^bb0(%a: tensor<64x32xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<64x32xf32> -> tensor<32xf32>
+    fusion.yield %s : tensor<32xf32>
+  }
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+func.func @plan_columns_dependent(%x: tensor<64x32xf32>) -> tensor<1x32xf32> {
+  // expected-error @+1 {{plan does not fit: a reduction reads another reduction's result}}
+  %0 = fusion.kernel column_reduction (%x) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<64x32xf32>) -> tensor<1x32xf32> {
+  ^bb0(%a: tensor<64x32xf32>):
+    %m = fusion.reduce_max %a axes = [0] keep_dims : tensor<64x32xf32> -> tensor<1x32xf32>
+    %d = fusion.sub %a, %m : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+    %s = fusion.reduce_sum %d axes = [0] keep_dims : tensor<64x32xf32> -> tensor<1x32xf32>
+    fusion.yield %s : tensor<1x32xf32>
+  }
+  return %0 : tensor<1x32xf32>
+}

@@ -4,7 +4,8 @@
 // RUN: fusion-opt %s --fusion-plan-kernels=emit-remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // Plan selection over kernel shapes: held, streamed, split over a cluster,
-// dynamic, elementwise, fallback, matmul; sm_80 has no clusters.
+// dynamic, elementwise, columns, split reductions, fallback, matmul; sm_80
+// has no clusters.
 
 // A row of 4096 f32: 1024 vectors of 4, 256 threads holding 4 each.
 // CHECK-LABEL: func @held
@@ -36,11 +37,12 @@ func.func @streamed(%x: tensor<64x32768xf32>, %w: tensor<32768xf32>) -> tensor<6
 }
 
 // 131072 bf16 over a cluster of 8 parts of 16384 (2048 vectors of 8: 512
-// threads holding 4 each).
+// threads holding 4 each). Without clusters (sm_80) one block would stream
+// each row; a kernel of reductions only is split over blocks instead.
 // CHECK-LABEL: func @split
 // CHECK: plan = #fusion.plan<cluster_rows, threads = 512, vector = 8, row = registers, cluster = 8, passes = [1]>
 // SM80-LABEL: func @split
-// SM80: plan = #fusion.plan<rows, threads = 512, vector = 8, row = streamed, cluster = 1, passes = [1]>
+// SM80: plan = #fusion.plan<split_reduction, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1]>
 func.func @split(%x: tensor<8x131072xbf16>) -> tensor<8xbf16> {
   %0 = fusion.kernel wide_row (%x) : (tensor<8x131072xbf16>) -> tensor<8xbf16> {
   ^bb0(%a: tensor<8x131072xbf16>):
@@ -92,10 +94,10 @@ func.func @broadcast(%x: tensor<7x64xf32>, %y: tensor<64xf32>) -> tensor<7x64xf3
   return %0 : tensor<7x64xf32>
 }
 
-// Reductions over outer axes have no strategy of their own yet.
-// REMARK: remark: [plan] runs per_element: no specialised strategy for this kind yet
+// Columns: 32 columns of f32 in vectors of 4 (8 lanes), the other 32
+// threads of the block down the 64 rows; too few rows to split.
 // CHECK-LABEL: func @column
-// CHECK: plan = #fusion.plan<per_element, threads = 256, vector = 1, row = none, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>
 func.func @column(%x: tensor<64x32xf32>) -> tensor<32xf32> {
   %0 = fusion.kernel column_reduction (%x) : (tensor<64x32xf32>) -> tensor<32xf32> {
   ^bb0(%a: tensor<64x32xf32>):
@@ -103,6 +105,117 @@ func.func @column(%x: tensor<64x32xf32>) -> tensor<32xf32> {
     fusion.yield %s : tensor<32xf32>
   }
   return %0 : tensor<32xf32>
+}
+
+// A bias gradient: 4096 bf16 columns are 512 vectors of 8, 16 tiles of a
+// warp; the rows are split 33 ways for 132 x 4 blocks.
+// CHECK-LABEL: func @column_split
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 8, row = none, cluster = 1, split = 33, passes = [1]>
+func.func @column_split(%x: tensor<16384x4096xbf16>) -> tensor<4096xf32> {
+  %0 = fusion.kernel column_reduction (%x) : (tensor<16384x4096xbf16>) -> tensor<4096xf32> {
+  ^bb0(%a: tensor<16384x4096xbf16>):
+    %f = fusion.convert %a : tensor<16384x4096xbf16> to tensor<16384x4096xf32>
+    %s = fusion.reduce_sum %f axes = [0] : tensor<16384x4096xf32> -> tensor<4096xf32>
+    fusion.yield %s : tensor<4096xf32>
+  }
+  return %0 : tensor<4096xf32>
+}
+
+// Several reduced axes (4096 rows of 768 columns, kept dims): 192 vectors,
+// 6 tiles; the split stops where each thread would reduce fewer than 8
+// rows (4096 / (8 x 8) = 64).
+// CHECK-LABEL: func @column_3d
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, split = 64, passes = [1]>
+func.func @column_3d(%x: tensor<8x512x768xf32>) -> tensor<1x1x768xf32> {
+  %0 = fusion.kernel column_reduction (%x) : (tensor<8x512x768xf32>) -> tensor<1x1x768xf32> {
+  ^bb0(%a: tensor<8x512x768xf32>):
+    %s = fusion.reduce_mean %a axes = [0, 1] keep_dims : tensor<8x512x768xf32> -> tensor<1x1x768xf32>
+    fusion.yield %s : tensor<1x1x768xf32>
+  }
+  return %0 : tensor<1x1x768xf32>
+}
+
+// An odd width (77: no vector divides it) reads scalars; a prime row
+// count (1009) splits like any other; sum and max share the sweep.
+// CHECK-LABEL: func @column_odd
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, split = 16, passes = [1]>
+func.func @column_odd(%x: tensor<1009x77xf32>) -> (tensor<77xf32>, tensor<77xf32>) {
+  %0:2 = fusion.kernel column_reduction (%x) : (tensor<1009x77xf32>) -> (tensor<77xf32>, tensor<77xf32>) {
+  ^bb0(%a: tensor<1009x77xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<1009x77xf32> -> tensor<77xf32>
+    %m = fusion.reduce_max %a axes = [0] : tensor<1009x77xf32> -> tensor<77xf32>
+    fusion.yield %s, %m : tensor<77xf32>, tensor<77xf32>
+  }
+  return %0#0, %0#1 : tensor<77xf32>, tensor<77xf32>
+}
+
+// A dynamic row count: split for a full chip (2 tiles, 264 ranges); the
+// lowering uses fewer where the rows are few.
+// CHECK-LABEL: func @column_dynamic
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, split = 264, passes = [1]>
+func.func @column_dynamic(%x: tensor<?x256xf32>) -> tensor<256xf32> {
+  %0 = fusion.kernel column_reduction (%x) : (tensor<?x256xf32>) -> tensor<256xf32> {
+  ^bb0(%a: tensor<?x256xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<?x256xf32> -> tensor<256xf32>
+    fusion.yield %s : tensor<256xf32>
+  }
+  return %0 : tensor<256xf32>
+}
+
+// A reduction that reads another's result needs the first finished over
+// all rows before the second starts: not one sweep.
+// REMARK: remark: [plan] runs per_element: a reduction reads another reduction's result
+// CHECK-LABEL: func @column_dependent
+// CHECK: plan = #fusion.plan<per_element, threads = 256, vector = 1, row = none, cluster = 1, passes = [1]>
+func.func @column_dependent(%x: tensor<64x32xf32>) -> tensor<1x32xf32> {
+  %0 = fusion.kernel column_reduction (%x) : (tensor<64x32xf32>) -> tensor<1x32xf32> {
+  ^bb0(%a: tensor<64x32xf32>):
+    %m = fusion.reduce_mean %a axes = [0] keep_dims : tensor<64x32xf32> -> tensor<1x32xf32>
+    %d = fusion.sub %a, %m : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+    %q = fusion.square %d : tensor<64x32xf32>
+    %v = fusion.reduce_mean %q axes = [0] keep_dims : tensor<64x32xf32> -> tensor<1x32xf32>
+    fusion.yield %v : tensor<1x32xf32>
+  }
+  return %0 : tensor<1x32xf32>
+}
+
+// A sum over every axis: split_reduction, 1000 f32 vectors of 4 among
+// 128 threads (4 to 8 vectors a thread, as for rows), no split for so few.
+// CHECK-LABEL: func @sum_all
+// CHECK: plan = #fusion.plan<split_reduction, threads = 128, vector = 4, row = none, cluster = 1, passes = [1]>
+func.func @sum_all(%x: tensor<8x500xf32>) -> tensor<f32> {
+  %0 = fusion.kernel reduction (%x) : (tensor<8x500xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<8x500xf32>):
+    %s = fusion.reduce_sum %a axes = [0, 1] : tensor<8x500xf32> -> tensor<f32>
+    fusion.yield %s : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+
+// One row of 64M f32: too long for a cluster; a kernel of reductions only
+// is split over 132 x 4 blocks.
+// CHECK-LABEL: func @one_long_row
+// CHECK: plan = #fusion.plan<split_reduction, threads = 256, vector = 4, row = none, cluster = 1, split = 528, passes = [1]>
+func.func @one_long_row(%x: tensor<67108864xf32>) -> tensor<f32> {
+  %0 = fusion.kernel wide_row (%x) : (tensor<67108864xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<67108864xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<67108864xf32> -> tensor<f32>
+    fusion.yield %s : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+
+// Reduced axes around a kept one (0 and 2 of 64 x 4096 x 128 bf16): 4096
+// outputs of 1024 vectors, enough blocks without a split.
+// CHECK-LABEL: func @outer_and_inner
+// CHECK: plan = #fusion.plan<split_reduction, threads = 256, vector = 8, row = none, cluster = 1, passes = [1]>
+func.func @outer_and_inner(%x: tensor<64x4096x128xbf16>) -> tensor<4096xbf16> {
+  %0 = fusion.kernel reduction (%x) : (tensor<64x4096x128xbf16>) -> tensor<4096xbf16> {
+  ^bb0(%a: tensor<64x4096x128xbf16>):
+    %s = fusion.reduce_max %a axes = [0, 2] : tensor<64x4096x128xbf16> -> tensor<4096xbf16>
+    fusion.yield %s : tensor<4096xbf16>
+  }
+  return %0 : tensor<4096xbf16>
 }
 
 // A plan written by hand is kept.

@@ -20,5 +20,8 @@ FailureOr<GpuTarget> GpuTarget::fromChip(StringRef chip) {
   // Thread-block clusters come with Hopper (sm_90).
   if (number < 90)
     target.maxClusterBlocks = 1;
+  // Before Hopper, plans size grids for an A100 (108 multiprocessors).
+  if (number < 90)
+    target.multiprocessors = 108;
   return target;
 }

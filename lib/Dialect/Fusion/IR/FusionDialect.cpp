@@ -14,6 +14,38 @@ using namespace mlir::fusion;
 #include "fusion/Dialect/Fusion/IR/FusionDialect.cpp.inc"
 #include "fusion/Dialect/Fusion/IR/FusionEnums.cpp.inc"
 
+// A plan's optional fields after `cluster`: `, split = N` (printed when
+// not 1) and `, passes = [...]` (when there are inputs), in that order.
+static ParseResult parsePlanTail(AsmParser &parser, int64_t &split,
+                                 SmallVector<int64_t> &passes) {
+  split = 1;
+  if (failed(parser.parseOptionalComma()))
+    return success();
+  if (succeeded(parser.parseOptionalKeyword("split"))) {
+    if (parser.parseEqual() || parser.parseInteger(split))
+      return failure();
+    if (failed(parser.parseOptionalComma()))
+      return success();
+  }
+  if (parser.parseKeyword("passes") || parser.parseEqual() ||
+      parser.parseLSquare())
+    return failure();
+  return parser.parseCommaSeparatedList([&]() -> ParseResult {
+    return parser.parseInteger(passes.emplace_back());
+  }) ? failure() : parser.parseRSquare();
+}
+
+static void printPlanTail(AsmPrinter &printer, int64_t split,
+                          ArrayRef<int64_t> passes) {
+  if (split != 1)
+    printer << ", split = " << split;
+  if (!passes.empty()) {
+    printer << ", passes = [";
+    llvm::interleaveComma(passes, printer);
+    printer << "]";
+  }
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.cpp.inc"
 
@@ -32,7 +64,7 @@ LogicalResult
 KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        KernelStrategy strategy, int64_t threads,
                        int64_t vector, RowStorage row, int64_t cluster,
-                       ArrayRef<int64_t> passes) {
+                       ArrayRef<int64_t> passes, int64_t split) {
   if (threads < 1 || threads > 1024)
     return emitError() << "a plan's threads must be in [1, 1024], got "
                        << threads;
@@ -49,6 +81,11 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (rowStrategy != (row != RowStorage::none))
     return emitError() << "a plan's row is registers or streamed for rows and "
                           "cluster_rows, none otherwise";
+  if (split < 1 || (split > 1 && strategy != KernelStrategy::columns &&
+                    strategy != KernelStrategy::split_reduction))
+    return emitError() << "a plan's split is at least 1, and 1 for every "
+                          "strategy but columns and split_reduction, got "
+                       << split << " for " << stringifyKernelStrategy(strategy);
   if (llvm::any_of(passes, [](int64_t p) { return p < 1; }))
     return emitError() << "a plan reads each input at least once";
   return success();

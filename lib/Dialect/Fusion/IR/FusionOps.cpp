@@ -564,6 +564,15 @@ LogicalResult KernelOp::verifyRegions() {
       if (kind != KernelKind::matmul)
         return emitOpError("a matmul plan needs a matmul kernel");
       break;
+    case KernelStrategy::columns:
+      if (kind != KernelKind::column_reduction)
+        return emitOpError("a columns plan needs a column_reduction kernel");
+      break;
+    case KernelStrategy::split_reduction:
+      if (kind != KernelKind::reduction && !rowKind)
+        return emitOpError("a split_reduction plan needs a reduction, "
+                           "row_reduction or wide_row kernel");
+      break;
     case KernelStrategy::per_element:
       break;
     }

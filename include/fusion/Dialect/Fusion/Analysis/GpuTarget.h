@@ -23,6 +23,9 @@ struct GpuTarget {
   int64_t maxClusterBlocks = 8;
   /// Bytes of the widest global load or store of one thread.
   int64_t vectorBytes = 16;
+  /// Streaming multiprocessors: how many blocks a launch needs to fill the
+  /// chip (132 on the H100 SXM and the H200; what plans size grids by).
+  int64_t multiprocessors = 132;
 
   /// The target of `chip` (`sm_<major><minor>`, optionally with an `a`
   /// suffix); failure for anything else.

@@ -65,6 +65,33 @@ struct RowKernelShape {
 FailureOr<RowKernelShape> getRowKernelShape(KernelOp kernel,
                                             std::string &reason);
 
+/// The structure the sweep plans (`columns`, `split_reduction`) need: real
+/// reductions over one operand shape and one set of axes, none reading
+/// another's result, and every yielded value one of their results. The
+/// operand's points split into kept dimensions (one output element each)
+/// and reduced ones (the elements each output reduces).
+struct ReductionKernelShape {
+  SmallVector<Operation *> reductions;
+  /// The first reduction's operand, whose shape is the iteration space.
+  Value input;
+  ArrayRef<int64_t> shape;
+  SmallVector<int64_t> keptDims, reducedDims;
+
+  /// Whether the innermost axis is reduced (`split_reduction`) rather than
+  /// kept (`columns`).
+  bool reducesInnermost() const {
+    return !reducedDims.empty() &&
+           reducedDims.back() == static_cast<int64_t>(shape.size()) - 1;
+  }
+};
+FailureOr<ReductionKernelShape> getReductionKernelShape(KernelOp kernel,
+                                                        std::string &reason);
+
+/// Threads of a columns block side by side along the columns (the rest of
+/// the block goes down the rows): a warp, or fewer when the kernel has
+/// fewer column vectors (`columnVectors`, dynamic for a dynamic size).
+int64_t getColumnLanes(KernelPlanAttr plan, int64_t columnVectors);
+
 /// Whether the row strategies write an output of `shape` in a kernel over
 /// rows of `rowShape`: a full row, or one value per row ([R...] or
 /// [R..., 1]). The fusion policy asks this before it grows a row kernel.

@@ -94,7 +94,9 @@ def Fusion_KernelStrategy : I32EnumAttr<"KernelStrategy",
       I32EnumAttrCase<"cluster_rows", 2>,
       I32EnumAttrCase<"per_element", 3>,
       I32EnumAttrCase<"matmul_tiles", 4>,
-      I32EnumAttrCase<"library_matmul", 5>]> {
+      I32EnumAttrCase<"library_matmul", 5>,
+      I32EnumAttrCase<"columns", 6>,
+      I32EnumAttrCase<"split_reduction", 7>]> {
   let cppNamespace = "::mlir::fusion";
   let genSpecializedAttr = 0;
 }
@@ -126,12 +128,20 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       `rows` (a block per row), `cluster_rows` (a row split over the blocks
       of a thread-block cluster), `per_element` (a thread per output
       element, reductions as loops), `matmul_tiles` (shared-memory tiles
-      of the product), `library_matmul` (a cuBLASLt call).
+      of the product), `library_matmul` (a cuBLASLt call), `columns`
+      (reductions that keep the innermost axis: blocks of vector columns,
+      their threads spread over the reduced rows), `split_reduction`
+      (reductions over the innermost axis with few outputs: blocks per
+      output and range of its elements).
     - `threads`: threads per block.
     - `vector`: elements per vector access along the innermost dimension.
     - `row`: where a row kernel keeps its row between passes (`registers`:
       loaded once; `streamed`: every pass reads it again); `none` otherwise.
     - `cluster`: blocks per row (`cluster_rows`), else 1.
+    - `split`: blocks sharing each output's reduction (`columns`,
+      `split_reduction`), each over its own range of elements, their
+      partials combined by a second launch; 1 (the default, not printed)
+      otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
       row is streamed).
 
@@ -147,11 +157,12 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       "int64_t":$vector,
       EnumParameter<Fusion_RowStorage>:$row,
       "int64_t":$cluster,
-      OptionalArrayRefParameter<"int64_t">:$passes);
+      OptionalArrayRefParameter<"int64_t">:$passes,
+      DefaultValuedParameter<"int64_t", "1">:$split);
   let assemblyFormat = [{
     `<` $strategy `,` `threads` `=` $threads `,` `vector` `=` $vector `,`
     `row` `=` $row `,` `cluster` `=` $cluster
-    (`,` `passes` `=` `[` $passes^ `]`)? `>`
+    `` custom<PlanTail>($split, $passes) `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,70 @@
+// RUN: fusion-opt %s --split-input-file --fusion-kernels-to-gpu | FileCheck %s
+
+// columns without a split: one launch. Lanes of 8 column vectors (32
+// columns of f32 in vectors of 4), 32 threads down the rows, 4 rows a
+// step; each thread's partial goes to shared memory, a tree of 5 halving
+// steps (32 row threads) folds them, and the first row of threads writes
+// the column.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c256
+// CHECK-SAME: function(@column_sum)
+// CHECK-SAME: workgroup(%[[SHARED:.+]] : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c128{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (vector<4xf32>)
+// CHECK-COUNT-4: vector.load %{{.+}} : memref<64x32xf32>, vector<4xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (vector<4xf32>)
+// CHECK: vector.load %{{.+}} : memref<64x32xf32>, vector<4xf32>
+// CHECK: math.exp {{.*}} : vector<4xf32>
+// CHECK: vector.store {{.*}}, %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-5: scf.if
+// CHECK: vector.load %[[SHARED]]
+// CHECK: scf.if
+// CHECK: vector.store {{.*}} : memref<32xf32>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.launch
+func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
+  %0 = fusion.kernel column_reduction "column_sum" (%x) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<64x32xf32>) -> tensor<32xf32> {
+  ^bb0(%a: tensor<64x32xf32>):
+    %e = fusion.exp %a : tensor<64x32xf32>
+    %s = fusion.reduce_sum %e axes = [0] : tensor<64x32xf32> -> tensor<32xf32>
+    fusion.yield %s : tensor<32xf32>
+  }
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// With a split: a workspace of one f32 partial per row range and column
+// (ranges: at most the split, at most one per row a thread goes down; 8
+// bf16 columns are one vector, so all 256 threads go down the rows),
+// the partials launch, a combine launch folding the ranges in order and
+// dividing the mean by the row count, then the workspace is freed.
+// CHECK-LABEL: func.func @column_mean_split
+// CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0 : memref<?x8xbf16>
+// CHECK: %[[PER_THREAD:.+]] = arith.ceildivui %{{.+}}, %c256
+// CHECK: %[[SPLIT:.+]] = arith.minui %[[PER_THREAD]], %c16
+// CHECK: %[[RANGES:.+]] = arith.maxui %c1{{.*}}, %[[SPLIT]]
+// CHECK: gpu.alloc async {{.*}} : memref<?xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: function(@column_mean_split)
+// CHECK: vector.load %{{.+}} : memref<?x8xbf16>, vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<?xf32>, vector<8xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: function(@column_mean_split_combine)
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<8xf32>
+// CHECK: arith.uitofp
+// CHECK: vector.broadcast
+// CHECK: "llvm.nvvm.div.full"
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<1x8xbf16>, vector<8xbf16>
+// CHECK: gpu.dealloc async
+func.func @column_mean_split(%x: tensor<?x8xbf16>) -> tensor<1x8xbf16> {
+  %0 = fusion.kernel column_reduction "column_mean_split" (%x) {plan = #fusion.plan<columns, threads = 256, vector = 8, row = none, cluster = 1, split = 16, passes = [1]>} : (tensor<?x8xbf16>) -> tensor<1x8xbf16> {
+  ^bb0(%a: tensor<?x8xbf16>):
+    %m = fusion.reduce_mean %a axes = [0] keep_dims : tensor<?x8xbf16> -> tensor<1x8xbf16>
+    fusion.yield %m : tensor<1x8xbf16>
+  }
+  return %0 : tensor<1x8xbf16>
+}
