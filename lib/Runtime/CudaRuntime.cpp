@@ -234,6 +234,14 @@ void mgpuMemcpy(void *dst, void *src, size_t size, void *stream) {
                            static_cast<CUstream>(stream)));
 }
 
+/// `count` 32-bit words at `dst` set to `value`, in stream order (the
+/// arrival counts of split reductions).
+void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream) {
+  if (count)
+    CUDA_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                count, static_cast<CUstream>(stream)));
+}
+
 void mgpuSetDefaultDevice(int32_t /*device*/) {}
 
 /// A call whose sizes disagree (fusion-guard-sizes): it returns without

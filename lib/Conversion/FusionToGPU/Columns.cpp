@@ -6,8 +6,9 @@
 // `lanes` column vectors (vector loads along the innermost axis, coalesced
 // across the warp) and its other threads go down the rows of its range,
 // each accumulating its own rows; the block then combines them through
-// shared memory in a fixed order. Ranges and their combination are
-// ReductionSweep's. Every input element is read once.
+// shared memory in a fixed order. Ranges and their combination (the last
+// block of a tile folds them) are ReductionSweep's. Every input element is
+// read once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,29 +49,36 @@ public:
   ColumnsSweep(Location loc, KernelOp kernel, KernelPlanAttr plan,
                const KernelBuffers &buffers, const ReductionKernelShape &shape)
       : ReductionSweep(loc, kernel, plan, buffers, shape, plan.getVector(),
+                       /*groupLanes=*/lanesOf(plan, shape),
                        /*rangeUnit=*/plan.getThreads() /
                            lanesOf(plan, shape)),
         width(plan.getVector()), threads(plan.getThreads()),
         lanes(lanesOf(plan, shape)), rowThreads(threads / lanes) {}
 
 private:
-  LogicalResult emitPartials(OpBuilder &b, Value workspace) override;
+  LogicalResult emitPartials(OpBuilder &b,
+                             const SweepWorkspace *workspace) override;
+  Value groupsOf(OpBuilder &b, const SweepSpace &s) override {
+    return tilesOf(b, s);
+  }
+  /// Tiles of `lanes` column vectors.
+  Value tilesOf(OpBuilder &b, const SweepSpace &s) {
+    return arith::CeilDivUIOp::create(
+        b, loc,
+        arith::DivUIOp::create(b, loc, s.outputs, indexConst(b, loc, width)),
+        indexConst(b, loc, lanes));
+  }
 
   int64_t width, threads, lanes, rowThreads;
 };
 
 } // namespace
 
-LogicalResult ColumnsSweep::emitPartials(OpBuilder &b, Value workspace) {
+LogicalResult ColumnsSweep::emitPartials(OpBuilder &b,
+                                         const SweepWorkspace *workspace) {
   FailureOr<SweepSpace> host = space(b);
   if (failed(host))
     return failure();
-  auto tilesOf = [&](OpBuilder &b, const SweepSpace &s) {
-    return arith::CeilDivUIOp::create(
-        b, loc,
-        arith::DivUIOp::create(b, loc, s.outputs, indexConst(b, loc, width)),
-        indexConst(b, loc, lanes));
-  };
   Value blocks = arith::MulIOp::create(b, loc, tilesOf(b, *host), host->ranges);
   return emitLaunch(
       b, loc, kernel, blocks, threads,
@@ -78,21 +86,21 @@ LogicalResult ColumnsSweep::emitPartials(OpBuilder &b, Value workspace) {
         FailureOr<SweepSpace> s = space(b);
         if (failed(s))
           return failure();
-        Value shared = ids.shared[0];
         Value zero = indexConst(b, loc, 0);
         Value vectors =
             arith::DivUIOp::create(b, loc, s->outputs, indexConst(b, loc, width));
-        Value tiles = tilesOf(b, *s);
+        // (At least 1: the indices below divide by it.)
+        Value tiles = arith::MaxUIOp::create(b, loc, tilesOf(b, *s),
+                                             indexConst(b, loc, 1));
         Value lane = arith::RemUIOp::create(b, loc, ids.thread,
                                             indexConst(b, loc, lanes));
         Value rowThread = arith::DivUIOp::create(b, loc, ids.thread,
                                                  indexConst(b, loc, lanes));
         Value rangeRows =
             arith::CeilDivUIOp::create(b, loc, s->elements, s->ranges);
-        // Grid-stride over (range, tile) pairs, tiles fastest.
-        auto blockLoop = scf::ForOp::create(
-            b, loc, ids.block, arith::MulIOp::create(b, loc, tiles, s->ranges),
-            ids.grid);
+        // (range, tile) pairs, tiles fastest.
+        Value pairs = arith::MulIOp::create(b, loc, tilesOf(b, *s), s->ranges);
+        auto blockLoop = pairLoop(b, ids, pairs, workspace);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(blockLoop.getBody());
         Value tile =
@@ -127,25 +135,23 @@ LogicalResult ColumnsSweep::emitPartials(OpBuilder &b, Value workspace) {
           return failure();
 
         // The block's combine over its row threads, then the first row of
-        // threads stores the tile's totals.
+        // threads has the tile's totals for this range.
         SmallVector<Value> totals = foldOverRows(
-            b, shared, *partials, lane, rowThread, lanes, rowThreads);
-        auto stores = scf::IfOp::create(
-            b, loc,
-            arith::AndIOp::create(
-                b, loc, active,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      rowThread, zero)));
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPoint(stores.thenBlock()->getTerminator());
-          storeTotals(b, *s, column, range, totals, workspace);
-        }
+            b, ids.shared[0], *partials, lane, rowThread, lanes, rowThreads);
+        Value holders = arith::AndIOp::create(
+            b, loc, active,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rowThread,
+                                  zero));
+        finishGroup(b, *s, workspace, SmallVector<Value>(ids.shared), tile, range, column, lane,
+                    rowThread, rowThreads, holders, ids.thread,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          blockLoop.getInductionVar(), pairs),
+                    totals);
         // The next tile's threads reuse the shared slots.
         gpu::BarrierOp::create(b, loc);
         return success();
       },
-      TypeRange{foldBufferType(b, threads)});
+      sharedTypes(b, threads, workspace != nullptr));
 }
 
 LogicalResult codegen::emitColumns(OpBuilder &b, Location loc, KernelOp kernel,

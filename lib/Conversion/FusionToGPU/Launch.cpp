@@ -53,8 +53,7 @@ Value codegen::product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
 LogicalResult codegen::emitLaunch(
     OpBuilder &b, Location loc, KernelOp kernel, Value blocks, int64_t threads,
     function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
-    TypeRange shared, int64_t clusterBlocks, int64_t dynamicShared,
-    StringRef nameSuffix) {
+    TypeRange shared, int64_t clusterBlocks, int64_t dynamicShared) {
   Value one = indexConst(b, loc, 1);
   // A grid is at most 2^31 - 1 blocks wide; grid-stride loops cover more.
   blocks = arith::MinUIOp::create(b, loc, blocks,
@@ -65,8 +64,7 @@ LogicalResult codegen::emitLaunch(
     clusterX = indexConst(b, loc, clusterBlocks);
     clusterY = clusterZ = one;
   }
-  std::string name =
-      (Twine(kernel.getName().value_or("fusion_kernel")) + nameSuffix).str();
+  std::string name = kernel.getName().value_or("fusion_kernel").str();
   auto launch = gpu::LaunchOp::create(
       b, loc, blocks, one, one, indexConst(b, loc, threads), one, one,
       dynamicShared ? arith::ConstantIntOp::create(b, loc, dynamicShared, 32)

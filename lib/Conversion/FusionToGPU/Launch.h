@@ -46,14 +46,13 @@ struct LaunchIds {
 
 /// A launch of `blocks` x `threads` (in clusters of `clusterBlocks` blocks,
 /// with `dynamicShared` bytes of dynamic shared memory, when given), named
-/// after the kernel (plus `nameSuffix`, for a strategy's second launch);
-/// `body` fills it.
+/// after the kernel; `body` fills it.
 LogicalResult
 emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
            int64_t threads,
            function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
            TypeRange shared = {}, int64_t clusterBlocks = 0,
-           int64_t dynamicShared = 0, StringRef nameSuffix = "");
+           int64_t dynamicShared = 0);
 
 /// The alignment of a vector access of `width` elements that starts on a
 /// multiple of `width` in a buffer whose rows are multiples of `width`

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -166,12 +167,17 @@ void ReductionSweep::storePartial(OpBuilder &b, Value value, Value buffer,
                             vectorAlignment(b.getF32Type(), partialWidth));
 }
 
-MemRefType ReductionSweep::foldBufferType(OpBuilder &b, int64_t threads) {
+SmallVector<Type> ReductionSweep::sharedTypes(OpBuilder &b, int64_t threads,
+                                              bool split) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-  return MemRefType::get(
+  SmallVector<Type> types{MemRefType::get(
       {static_cast<int64_t>(shape.reductions.size()) * threads * partialWidth},
-      b.getF32Type(), MemRefLayoutAttrInterface{}, workgroup);
+      b.getF32Type(), MemRefLayoutAttrInterface{}, workgroup)};
+  if (split)
+    types.push_back(MemRefType::get({1}, b.getI32Type(),
+                                    MemRefLayoutAttrInterface{}, workgroup));
+  return types;
 }
 
 SmallVector<Value> ReductionSweep::foldOverRows(OpBuilder &b, Value shared,
@@ -254,155 +260,163 @@ void ReductionSweep::writeOutputs(OpBuilder &b, const SweepSpace &s,
   }
 }
 
-void ReductionSweep::storeTotals(OpBuilder &b, const SweepSpace &s,
-                                 Value output, Value range,
-                                 ArrayRef<Value> totals, Value workspace) {
-  if (!workspace) {
-    writeOutputs(b, s, output, totals);
-    return;
-  }
-  // Reduction `ordinal`'s partial of range `range` for output `output`:
-  // ((ordinal * ranges + range) * outputs + output).
-  for (auto [ordinal, total] : llvm::enumerate(totals)) {
-    Value base = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, indexConst(b, loc, ordinal), s.ranges),
-        range);
-    Value offset = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, base, s.outputs), output);
-    storePartial(b, total, workspace, offset);
-  }
+int64_t ReductionSweep::groupStride() const {
+  constexpr int64_t kLineFloats = 128 / sizeof(float);
+  return llvm::alignTo(groupLanes * partialWidth, kLineFloats);
 }
 
-/// Ranges a thread of the combine loads per step.
+Value ReductionSweep::partialOffset(OpBuilder &b, const SweepSpace &s,
+                                    Value group, int64_t ordinal, Value range,
+                                    Value lane) {
+  // ((group * reductions + ordinal) * ranges + range) * stride + lane part.
+  Value row = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, group,
+                            indexConst(b, loc, shape.reductions.size())),
+      indexConst(b, loc, ordinal));
+  row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, s.ranges),
+                              range);
+  return arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, row, indexConst(b, loc, groupStride())),
+      arith::MulIOp::create(b, loc, lane, indexConst(b, loc, partialWidth)));
+}
+
+scf::ForOp ReductionSweep::pairLoop(OpBuilder &b, const LaunchIds &ids,
+                                    Value pairs,
+                                    const SweepWorkspace *workspace) {
+  if (!workspace)
+    return scf::ForOp::create(b, loc, ids.block, pairs, ids.grid);
+  Value one = indexConst(b, loc, 1);
+  return scf::ForOp::create(b, loc, ids.block,
+                            arith::AddIOp::create(b, loc, ids.block, one), one);
+}
+
+/// Ranges a thread of the last block loads per step.
 static constexpr int64_t kUnrolledRanges = 4;
 
-LogicalResult ReductionSweep::emitCombine(OpBuilder &b, Value workspace) {
-  // The workspace is a column reduction of its own: ranges x partials.
-  // Blocks of up to a warp of partial columns, the other threads going down
-  // the ranges, folded over the block as the partials were.
-  constexpr int64_t kCombineThreads = 256;
-  FailureOr<SweepSpace> host = space(b);
-  if (failed(host))
-    return failure();
-  int64_t lanes = 32;
-  std::optional<int64_t> staticOutputs = 1;
-  for (int64_t d : shape.keptDims)
-    staticOutputs = ShapedType::isDynamic(shape.shape[d]) || !staticOutputs
-                        ? std::nullopt
-                        : std::optional<int64_t>(*staticOutputs *
-                                                 shape.shape[d]);
-  if (staticOutputs)
-    lanes = std::min<int64_t>(
-        lanes, llvm::PowerOf2Ceil(
-                   std::max<int64_t>(1, *staticOutputs / partialWidth)));
-  int64_t rowThreads = kCombineThreads / lanes;
-  auto tilesOf = [&](OpBuilder &b, const SweepSpace &s) {
-    return arith::CeilDivUIOp::create(
-        b, loc,
-        arith::DivUIOp::create(b, loc, s.outputs,
-                               indexConst(b, loc, partialWidth)),
-        indexConst(b, loc, lanes));
+void ReductionSweep::finishGroup(OpBuilder &b, const SweepSpace &s,
+                                 const SweepWorkspace *workspace,
+                                 ArrayRef<Value> shared, Value group,
+                                 Value range, Value output, Value lane,
+                                 Value rowThread, int64_t rowThreads,
+                                 Value holders, Value thread, Value exists,
+                                 ArrayRef<Value> totals) {
+  auto inIf = [&](Value condition, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, condition);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    body();
   };
-  return emitLaunch(
-      b, loc, kernel, tilesOf(b, *host), kCombineThreads,
-      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
-        FailureOr<SweepSpace> s = space(b);
-        if (failed(s))
-          return failure();
-        Value partials = arith::DivUIOp::create(
-            b, loc, s->outputs, indexConst(b, loc, partialWidth));
-        Value lane = arith::RemUIOp::create(b, loc, ids.thread,
-                                            indexConst(b, loc, lanes));
-        Value rowThread = arith::DivUIOp::create(b, loc, ids.thread,
-                                                 indexConst(b, loc, lanes));
-        auto tileLoop =
-            scf::ForOp::create(b, loc, ids.block, tilesOf(b, *s), ids.grid);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(tileLoop.getBody());
-        Value column = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, tileLoop.getInductionVar(),
-                                  indexConst(b, loc, lanes)),
-            lane);
-        Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                             column, partials);
-        Value output = arith::MulIOp::create(b, loc, column,
-                                             indexConst(b, loc, partialWidth));
-        // This thread's ranges: rowThread, rowThread + rowThreads, ...,
-        // kUnrolledRanges a step (independent loads in flight); a range
-        // past the end reads the last one and counts as the identity.
-        Value first = arith::SelectOp::create(b, loc, active, rowThread,
-                                              s->ranges);
-        SmallVector<Value> init = identities(b, partialType(b));
-        auto loop = scf::ForOp::create(
-            b, loc, first, s->ranges,
-            indexConst(b, loc, rowThreads * kUnrolledRanges), init);
-        {
-          OpBuilder::InsertionGuard body(b);
-          b.setInsertionPointToStart(loop.getBody());
-          Value last = arith::SubIOp::create(b, loc, s->ranges,
-                                             indexConst(b, loc, 1));
-          SmallVector<Value> next(loop.getRegionIterArgs());
-          for (int64_t k = 0; k < kUnrolledRanges; ++k) {
-            Value range = arith::AddIOp::create(
-                b, loc, loop.getInductionVar(),
-                indexConst(b, loc, k * rowThreads));
-            Value inRange = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ult, range, s->ranges);
-            range = arith::MinUIOp::create(b, loc, range, last);
-            for (auto [ordinal, reduction] : llvm::enumerate(shape.reductions)) {
-              Value base = arith::AddIOp::create(
-                  b, loc,
-                  arith::MulIOp::create(b, loc, indexConst(b, loc, ordinal),
-                                        s->ranges),
-                  range);
-              Value offset = arith::AddIOp::create(
-                  b, loc, arith::MulIOp::create(b, loc, base, s->outputs),
-                  output);
-              Value partial = arith::SelectOp::create(
-                  b, loc, inRange, loadPartial(b, workspace, offset),
-                  init[ordinal]);
-              next[ordinal] = buildReductionCombine(b, loc, reduction,
-                                                    next[ordinal], partial);
-            }
-          }
-          scf::YieldOp::create(b, loc, next);
+  if (!workspace) {
+    inIf(holders, [&] { writeOutputs(b, s, output, totals); });
+    return;
+  }
+  inIf(holders, [&] {
+    for (auto [ordinal, total] : llvm::enumerate(totals))
+      storePartial(b, total, workspace->partials,
+                   partialOffset(b, s, group, ordinal, range, lane));
+  });
+  // The partials are visible device-wide before the arrival is counted,
+  // and the block that counts last sees every block's partials (PTX
+  // fence.acq_rel.gpu on both sides of the count).
+  auto fence = [&] {
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+  };
+  fence();
+  gpu::BarrierOp::create(b, loc);
+  Value zero = indexConst(b, loc, 0);
+  Value arrival = shared[1];
+  inIf(arith::AndIOp::create(
+           b, loc, exists,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                                 zero)),
+       [&] {
+         Value before = memref::AtomicRMWOp::create(
+             b, loc, arith::AtomicRMWKind::addi,
+             arith::ConstantIntOp::create(b, loc, 1, 32), workspace->arrivals,
+             ValueRange{group});
+         memref::StoreOp::create(b, loc, before, arrival, ValueRange{zero});
+       });
+  gpu::BarrierOp::create(b, loc);
+  Value lastRange = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::SubIOp::create(b, loc, s.ranges, indexConst(b, loc, 1)));
+  Value isLast = arith::AndIOp::create(
+      b, loc, exists,
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          memref::LoadOp::create(b, loc, arrival, ValueRange{zero}),
+          lastRange));
+  // Every block runs the fold, the others over no ranges: barriers inside
+  // a branch ptxas cannot prove uniform made it spill (convergence state
+  // to local memory).
+  inIf(isLast, [&] { fence(); });
+  {
+    // The last block's threads take ranges rowThread, rowThread +
+    // rowThreads, ..., kUnrolledRanges a step (independent loads in
+    // flight); a range past the end reads the last one and counts as the
+    // identity.
+    Value last = arith::SubIOp::create(b, loc, s.ranges, indexConst(b, loc, 1));
+    SmallVector<Value> init = identities(b, partialType(b));
+    auto loop = scf::ForOp::create(
+        b, loc, arith::SelectOp::create(b, loc, isLast, rowThread, s.ranges),
+        s.ranges,
+        indexConst(b, loc, rowThreads * kUnrolledRanges), init);
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> next(loop.getRegionIterArgs());
+      for (int64_t k = 0; k < kUnrolledRanges; ++k) {
+        Value r = arith::AddIOp::create(b, loc, loop.getInductionVar(),
+                                        indexConst(b, loc, k * rowThreads));
+        Value inRange =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, s.ranges);
+        r = arith::MinUIOp::create(b, loc, r, last);
+        for (auto [ordinal, reduction] : llvm::enumerate(shape.reductions)) {
+          Value partial = arith::SelectOp::create(
+              b, loc, inRange,
+              loadPartial(b, workspace->partials,
+                          partialOffset(b, s, group, ordinal, r, lane)),
+              init[ordinal]);
+          next[ordinal] =
+              buildReductionCombine(b, loc, reduction, next[ordinal], partial);
         }
-        SmallVector<Value> totals = foldOverRows(
-            b, ids.shared[0], SmallVector<Value>(loop.getResults()), lane,
-            rowThread, lanes, rowThreads);
-        auto writes = scf::IfOp::create(
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    SmallVector<Value> folded =
+        foldOverRows(b, shared[0], SmallVector<Value>(loop.getResults()), lane,
+                     rowThread, groupLanes, rowThreads);
+    Value writes = arith::AndIOp::create(
+        b, loc, isLast,
+        arith::AndIOp::create(
             b, loc,
-            arith::AndIOp::create(
-                b, loc, active,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      rowThread, indexConst(b, loc, 0))));
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPoint(writes.thenBlock()->getTerminator());
-          writeOutputs(b, *s, output, totals);
-        }
-        // The next tile reuses the shared partials.
-        gpu::BarrierOp::create(b, loc);
-        return success();
-      },
-      TypeRange{foldBufferType(b, kCombineThreads)}, /*clusterBlocks=*/0,
-      /*dynamicShared=*/0, "_combine");
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, output,
+                                  s.outputs),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rowThread,
+                                  zero)));
+    inIf(writes, [&] { writeOutputs(b, s, output, folded); });
+  }
 }
 
 LogicalResult ReductionSweep::emit(OpBuilder &b) {
   if (plan.getSplit() == 1)
-    return emitPartials(b, Value());
-  // The workspace: a partial per reduction, range and output, in f32.
+    return emitPartials(b, nullptr);
+  // The workspace: line-aligned partials per group, reduction and range in
+  // f32, and an arrival count per group, zeroed.
   FailureOr<SweepSpace> s = space(b);
   if (failed(s))
     return failure();
+  Value groups = groupsOf(b, *s);
   Value size = arith::MulIOp::create(
       b, loc,
       arith::MulIOp::create(
-          b, loc, indexConst(b, loc, shape.reductions.size()), s->ranges),
-      s->outputs);
+          b, loc,
+          arith::MulIOp::create(b, loc, groups,
+                                indexConst(b, loc, shape.reductions.size())),
+          s->ranges),
+      indexConst(b, loc, groupStride()));
   Type tokenType = gpu::AsyncTokenType::get(b.getContext());
   auto wait = [&](Value token) {
     gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
@@ -411,15 +425,23 @@ LogicalResult ReductionSweep::emit(OpBuilder &b) {
     return gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
         .getAsyncToken();
   };
-  auto alloc = gpu::AllocOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()),
-      tokenType, ValueRange{start()}, ValueRange{size}, ValueRange{});
-  wait(alloc.getAsyncToken());
-  Value workspace = alloc.getMemref();
-  if (failed(emitPartials(b, workspace)) || failed(emitCombine(b, workspace)))
-    return failure();
-  wait(gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start()},
-                              workspace)
+  auto allocate = [&](Type element, Value count) {
+    auto alloc = gpu::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, element), tokenType,
+        ValueRange{start()}, ValueRange{count}, ValueRange{});
+    wait(alloc.getAsyncToken());
+    return alloc.getMemref();
+  };
+  SweepWorkspace workspace{allocate(b.getF32Type(), size),
+                           allocate(b.getI32Type(), groups)};
+  wait(gpu::MemsetOp::create(b, loc, tokenType, ValueRange{start()},
+                             workspace.arrivals,
+                             arith::ConstantIntOp::create(b, loc, 0, 32))
            .getAsyncToken());
+  if (failed(emitPartials(b, &workspace)))
+    return failure();
+  for (Value buffer : {workspace.partials, workspace.arrivals})
+    wait(gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start()}, buffer)
+             .getAsyncToken());
   return success();
 }

@@ -5,10 +5,12 @@
 // output element (a flat index over the kept dimensions) reduces the
 // elements of the reduced ones (a flat index over those). The elements of
 // an output are cut into `ranges` (the plan's split, fewer when they are
-// few); with one range the partials launch writes the outputs, with more it
-// writes a partial per range into a device workspace and a second launch
-// folds the ranges in order and writes the outputs. What differs is how a
-// block's threads cover the space, the partials launch of each strategy.
+// few), one block per group of outputs and range. With one range the block
+// writes its outputs; with more, it stores its partials in a device
+// workspace and counts its arrival, and the block of the group that
+// arrives last folds the group's ranges in order and writes the outputs:
+// one launch either way. What differs is how a block's threads cover the
+// space, the partials launch of each strategy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,26 +39,41 @@ struct SweepSpace {
   Value outputs, elements, ranges;
 };
 
+/// Where the blocks of a split sweep leave their partials: `partials` (f32;
+/// each group's partials of one reduction and range on whole 128-byte
+/// lines, so that no line is shared between groups and the last block never
+/// reads a line an earlier read left stale in its L1), and `arrivals` (an
+/// i32 count per group, zeroed before the launch).
+struct SweepWorkspace {
+  Value partials, arrivals;
+};
+
 class ReductionSweep {
 public:
   /// `partialWidth`: outputs per partial (a vector of column totals, or 1);
+  /// `groupLanes`: partials per group (the lanes of a columns tile, or 1);
   /// `rangeUnit`: elements one step of a block covers, so that no range is
   /// shorter than a step.
   ReductionSweep(Location loc, KernelOp kernel, KernelPlanAttr plan,
                  const KernelBuffers &buffers,
                  const ReductionKernelShape &shape, int64_t partialWidth,
-                 int64_t rangeUnit)
+                 int64_t groupLanes, int64_t rangeUnit)
       : loc(loc), kernel(kernel), plan(plan), buffers(buffers), shape(shape),
-        partialWidth(partialWidth), rangeUnit(rangeUnit) {}
+        partialWidth(partialWidth), groupLanes(groupLanes),
+        rangeUnit(rangeUnit) {}
   virtual ~ReductionSweep() = default;
 
-  /// The launches, with the workspace around them when the plan splits.
+  /// The launch, with the workspace around it when the plan splits.
   LogicalResult emit(OpBuilder &b);
 
 protected:
-  /// The launch that reduces each range; with a `workspace` it stores the
-  /// partials there (storeTotals), else it writes the outputs.
-  virtual LogicalResult emitPartials(OpBuilder &b, Value workspace) = 0;
+  /// The launch; each block ends with finishGroup. `workspace` is null
+  /// without a split.
+  virtual LogicalResult emitPartials(OpBuilder &b,
+                                     const SweepWorkspace *workspace) = 0;
+  /// The groups of outputs whose blocks share arrivals (columns: tiles;
+  /// split_reduction: outputs).
+  virtual Value groupsOf(OpBuilder &b, const SweepSpace &s) = 0;
 
   FailureOr<SweepSpace> space(OpBuilder &b);
   /// The operand index of output `output` and element `element`.
@@ -74,22 +91,39 @@ protected:
   accumulate(OpBuilder &b, Value from, Value to, int64_t stride,
              int64_t unrolled, ValueRange init, bool lanes,
              function_ref<SmallVector<Value>(OpBuilder &, Value)> pointOf);
-  /// The totals of output `output` (one per reduction) for range `range`:
-  /// into the workspace when there is one, else finished (a mean divided
-  /// by the element count) into the outputs.
-  void storeTotals(OpBuilder &b, const SweepSpace &s, Value output,
-                   Value range, ArrayRef<Value> totals, Value workspace);
   /// The totals of each lane's partials over a block of `lanes` x
   /// `rowThreads` threads (`lane` fastest): every thread stores its
-  /// `partials` (partialType) in `shared` (a 1-D f32 workgroup buffer of
-  /// partials.size() x lanes x rowThreads partials), a tree halves them in
-  /// a fixed order, and every thread reads its lane's totals.
+  /// `partials` (partialType) in `shared` (foldBufferType), a tree halves
+  /// them in a fixed order, and every thread reads its lane's totals.
   SmallVector<Value> foldOverRows(OpBuilder &b, Value shared,
                                   ArrayRef<Value> partials, Value lane,
                                   Value rowThread, int64_t lanes,
                                   int64_t rowThreads);
-  /// The workgroup buffer foldOverRows needs for `threads` threads.
-  MemRefType foldBufferType(OpBuilder &b, int64_t threads);
+  /// The workgroup buffers a block of `threads` threads needs: the fold's,
+  /// and with a split the arrival it reads.
+  SmallVector<Type> sharedTypes(OpBuilder &b, int64_t threads,
+                                bool split);
+  /// The loop of a launch over its `pairs` (group, range) pairs:
+  /// grid-stride without a workspace; with one, a single iteration for the
+  /// block's own pair (the launch has a block per pair), so that the
+  /// barriers of finishGroup are in no loop ptxas cannot prove uniform (it
+  /// spilled convergence state to local memory). Work under the loop must
+  /// be masked where the block's pair does not exist (pairs == 0).
+  scf::ForOp pairLoop(OpBuilder &b, const LaunchIds &ids, Value pairs,
+                      const SweepWorkspace *workspace);
+  /// Ends a block of group `group` and range `range` whose threads are
+  /// `groupLanes` x `rowThreads` (`lane` fastest), where the threads
+  /// `holders` hold the `totals` of output `output` (their lane's first).
+  /// Without a workspace they write the outputs; with one they store the
+  /// partials, the block counts its arrival, and the last block of the
+  /// group folds the ranges and writes the outputs. Every thread of the
+  /// block calls it (it has barriers); `exists` says whether the block's
+  /// pair exists.
+  void finishGroup(OpBuilder &b, const SweepSpace &s,
+                   const SweepWorkspace *workspace, ArrayRef<Value> shared,
+                   Value group, Value range, Value output, Value lane,
+                   Value rowThread, int64_t rowThreads, Value holders,
+                   Value thread, Value exists, ArrayRef<Value> totals);
   /// A partial (partialType) at flat `offset` of a 1-D f32 buffer.
   Value loadPartial(OpBuilder &b, Value buffer, Value offset);
   void storePartial(OpBuilder &b, Value value, Value buffer, Value offset);
@@ -99,10 +133,13 @@ protected:
   KernelPlanAttr plan;
   const KernelBuffers &buffers;
   const ReductionKernelShape &shape;
-  int64_t partialWidth, rangeUnit;
+  int64_t partialWidth, groupLanes, rangeUnit;
 
 private:
-  LogicalResult emitCombine(OpBuilder &b, Value workspace);
+  /// f32 elements between the partials of one group, reduction and range.
+  int64_t groupStride() const;
+  Value partialOffset(OpBuilder &b, const SweepSpace &s, Value group,
+                      int64_t ordinal, Value range, Value lane);
   void writeOutputs(OpBuilder &b, const SweepSpace &s, Value output,
                     ArrayRef<Value> totals);
 };

@@ -6,8 +6,8 @@
 // output are cut into ranges (ReductionSweep), one block per output and
 // range; its threads take the range's vectors along the innermost axis in
 // turn, then a block-wide gpu.all_reduce gives the range's total. With more
-// than one range the totals go through the workspace to the combine
-// launch. Every input element is read once.
+// than one range the totals go through the workspace and the output's last
+// block folds them (ReductionSweep). Every input element is read once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +33,16 @@ public:
   SplitSweep(Location loc, KernelOp kernel, KernelPlanAttr plan,
              const KernelBuffers &buffers, const ReductionKernelShape &shape)
       : ReductionSweep(loc, kernel, plan, buffers, shape, /*partialWidth=*/1,
+                       /*groupLanes=*/1,
                        /*rangeUnit=*/plan.getThreads() * plan.getVector()),
         width(plan.getVector()), threads(plan.getThreads()) {}
 
 private:
-  LogicalResult emitPartials(OpBuilder &b, Value workspace) override;
+  LogicalResult emitPartials(OpBuilder &b,
+                             const SweepWorkspace *workspace) override;
+  Value groupsOf(OpBuilder &b, const SweepSpace &s) override {
+    return s.outputs;
+  }
   /// A thread's accumulators: one lane per element of its vectors.
   Type loadType(OpBuilder &b) {
     return width > 1 ? Type(VectorType::get({width}, b.getF32Type()))
@@ -49,7 +54,8 @@ private:
 
 } // namespace
 
-LogicalResult SplitSweep::emitPartials(OpBuilder &b, Value workspace) {
+LogicalResult SplitSweep::emitPartials(OpBuilder &b,
+                                       const SweepWorkspace *workspace) {
   FailureOr<SweepSpace> host = space(b);
   if (failed(host))
     return failure();
@@ -65,10 +71,9 @@ LogicalResult SplitSweep::emitPartials(OpBuilder &b, Value workspace) {
             arith::DivUIOp::create(b, loc, s->elements, indexConst(b, loc, width));
         Value rangeVectors =
             arith::CeilDivUIOp::create(b, loc, vectors, s->ranges);
-        // Grid-stride over (output, range) pairs, ranges fastest.
-        auto blockLoop = scf::ForOp::create(
-            b, loc, ids.block,
-            arith::MulIOp::create(b, loc, s->outputs, s->ranges), ids.grid);
+        // (output, range) pairs, ranges fastest.
+        Value pairs = arith::MulIOp::create(b, loc, s->outputs, s->ranges);
+        auto blockLoop = pairLoop(b, ids, pairs, workspace);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(blockLoop.getBody());
         Value range = arith::RemUIOp::create(b, loc, blockLoop.getInductionVar(),
@@ -78,6 +83,11 @@ LogicalResult SplitSweep::emitPartials(OpBuilder &b, Value workspace) {
         Value begin = arith::MulIOp::create(b, loc, range, rangeVectors);
         Value end = arith::MinUIOp::create(
             b, loc, vectors, arith::AddIOp::create(b, loc, begin, rangeVectors));
+        // A block without a pair (no outputs) reads nothing.
+        Value exists = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult, blockLoop.getInductionVar(),
+            pairs);
+        end = arith::SelectOp::create(b, loc, exists, end, begin);
 
         // Thread `tid` takes vectors begin + tid, begin + tid + threads, ...
         FailureOr<SmallVector<Value>> partials = accumulate(
@@ -104,19 +114,18 @@ LogicalResult SplitSweep::emitPartials(OpBuilder &b, Value workspace) {
                                                allReduceKind(reduction)),
               /*uniform=*/true));
         }
-        auto isFirst = scf::IfOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ids.thread,
-                                  zero));
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPoint(isFirst.thenBlock()->getTerminator());
-          storeTotals(b, *s, output, range, totals, workspace);
-        }
+        Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              ids.thread, zero);
+        finishGroup(b, *s, workspace, SmallVector<Value>(ids.shared), output,
+                    range, output, zero, ids.thread, threads,
+                    arith::AndIOp::create(b, loc, isFirst, exists), ids.thread,
+                    exists, totals);
         // The next pair's block reductions reuse the shared memory.
         gpu::BarrierOp::create(b, loc);
         return success();
-      });
+      },
+      workspace ? sharedTypes(b, threads, /*split=*/true)
+                : SmallVector<Type>{});
 }
 
 LogicalResult codegen::emitSplitReduction(OpBuilder &b, Location loc,

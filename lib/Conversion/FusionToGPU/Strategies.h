@@ -25,13 +25,13 @@ LogicalResult emitElementwise(OpBuilder &b, Location loc, KernelOp kernel,
 LogicalResult emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                        KernelPlanAttr plan, const KernelBuffers &buffers);
 
-/// `columns`: blocks of column vectors going down the rows, and with a
-/// split a second launch combining the row ranges (Columns.cpp).
+/// `columns`: blocks of column vectors going down the rows, with a split
+/// the last block of each tile combining the row ranges (Columns.cpp).
 LogicalResult emitColumns(OpBuilder &b, Location loc, KernelOp kernel,
                           KernelPlanAttr plan, const KernelBuffers &buffers);
 
 /// `split_reduction`: blocks per output element and range of its elements,
-/// and with a split a second launch combining the ranges
+/// with a split the last block of each output combining the ranges
 /// (SplitReduction.cpp).
 LogicalResult emitSplitReduction(OpBuilder &b, Location loc, KernelOp kernel,
                                  KernelPlanAttr plan,

@@ -35,31 +35,44 @@ func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 
 // -----
 
-// With a split: a workspace of one f32 partial per row range and column
-// (ranges: at most the split, at most one per row a thread goes down; 8
-// bf16 columns are one vector, so all 256 threads go down the rows),
-// the partials launch, a combine launch folding the ranges in order and
-// dividing the mean by the row count, then the workspace is freed.
+// With a split: a workspace of line-aligned f32 partials (per tile,
+// reduction and row range; ranges: at most the split, at most one per row
+// a thread goes down; 8 bf16 columns are one vector, so all 256 threads go
+// down the rows) and a zeroed arrival count per tile. One launch: each
+// block stores its partial, fences, counts its arrival; the block that
+// arrives last fences again, folds the ranges (4 a step), divides the mean
+// by the row count and writes the output. Then both buffers are freed.
 // CHECK-LABEL: func.func @column_mean_split
 // CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0 : memref<?x8xbf16>
 // CHECK: %[[PER_THREAD:.+]] = arith.ceildivui %{{.+}}, %c256
 // CHECK: %[[SPLIT:.+]] = arith.minui %[[PER_THREAD]], %c16
 // CHECK: %[[RANGES:.+]] = arith.maxui %c1{{.*}}, %[[SPLIT]]
-// CHECK: gpu.alloc async {{.*}} : memref<?xf32>
+// CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async {{.*}} : memref<?xf32>
+// CHECK: %[[ARRIVALS:.+]], %{{.+}} = gpu.alloc async {{.*}} : memref<?xi32>
+// CHECK: gpu.memset async {{.*}} %[[ARRIVALS]], %c0_i32 : memref<?xi32>, i32
 // CHECK: gpu.launch
 // CHECK-SAME: function(@column_mean_split)
+// CHECK-SAME: workgroup(%[[FOLD:.+]] : memref<2048xf32, #gpu.address_space<workgroup>>, %[[ARRIVAL:.+]] : memref<1xi32, #gpu.address_space<workgroup>>)
 // CHECK: vector.load %{{.+}} : memref<?x8xbf16>, vector<8xbf16>
-// CHECK: vector.store {{.*}} : memref<?xf32>, vector<8xf32>
-// CHECK: gpu.launch
-// CHECK-SAME: function(@column_mean_split_combine)
+// CHECK: vector.store {{.*}}, %[[PARTIALS]][{{.*}}] {{.*}} : memref<?xf32>, vector<8xf32>
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: gpu.barrier
+// CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
+// CHECK: memref.store {{.*}}, %[[ARRIVAL]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[ARRIVAL]]
+// CHECK: scf.if
+// CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: scf.for {{.*}} iter_args
-// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<8xf32>
+// CHECK-COUNT-4: vector.load %[[PARTIALS]]
 // CHECK: arith.uitofp
 // CHECK: vector.broadcast
 // CHECK: "llvm.nvvm.div.full"
 // CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK: vector.store {{.*}} : memref<1x8xbf16>, vector<8xbf16>
-// CHECK: gpu.dealloc async
+// CHECK-NOT: gpu.launch
+// CHECK: gpu.dealloc async {{.*}} %[[PARTIALS]]
+// CHECK: gpu.dealloc async {{.*}} %[[ARRIVALS]]
 func.func @column_mean_split(%x: tensor<?x8xbf16>) -> tensor<1x8xbf16> {
   %0 = fusion.kernel column_reduction "column_mean_split" (%x) {plan = #fusion.plan<columns, threads = 256, vector = 8, row = none, cluster = 1, split = 16, passes = [1]>} : (tensor<?x8xbf16>) -> tensor<1x8xbf16> {
   ^bb0(%a: tensor<?x8xbf16>):

@@ -1,16 +1,18 @@
 // RUN: fusion-opt %s --split-input-file --fusion-kernels-to-gpu | FileCheck %s
 
 // split_reduction over every element of a dynamic 2-D tensor, in ranges of
-// at most 4 (fewer when there are fewer block steps of elements): a
-// workspace of one partial per range, blocks whose threads take vectors of
-// the range in turn (4 per step, then one by one), a block-wide reduction,
-// thread 0 storing the range's partial; the combine launch folds the
-// ranges and divides the mean by the element count.
+// at most 4 (fewer when there are fewer block steps of elements): one
+// launch; blocks whose threads take vectors of the range in turn (4 per
+// step, then one by one), a block-wide reduction, thread 0 storing the
+// range's partial; the block that arrives last folds the ranges and
+// divides the mean by the element count.
 // CHECK-LABEL: func.func @mean_all
 // CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0 : memref<?x64xf32>
 // CHECK: arith.ceildivui %{{.+}}, %c512
 // CHECK: arith.minui %{{.+}}, %c4
-// CHECK: gpu.alloc async {{.*}} : memref<?xf32>
+// CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async {{.*}} : memref<?xf32>
+// CHECK: %[[ARRIVALS:.+]], %{{.+}} = gpu.alloc async {{.*}} : memref<?xi32>
+// CHECK: gpu.memset async
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
 // CHECK-SAME: function(@mean_all)
@@ -20,13 +22,14 @@
 // CHECK: vector.reduction <add>
 // CHECK: gpu.all_reduce add
 // CHECK: scf.if
-// CHECK: memref.store {{.*}} : memref<?xf32>
-// CHECK: gpu.barrier
-// CHECK: gpu.launch
-// CHECK-SAME: function(@mean_all_combine)
-// CHECK: memref.load {{.*}} : memref<?xf32>
+// CHECK: memref.store {{.*}}, %[[PARTIALS]]
+// CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
+// CHECK: scf.if
+// CHECK: memref.load %[[PARTIALS]]
 // CHECK: "llvm.nvvm.div.full"
 // CHECK: memref.store {{.*}} : memref<f32>
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.launch
 // CHECK: gpu.dealloc async
 func.func @mean_all(%x: tensor<?x64xf32>) -> tensor<f32> {
   %0 = fusion.kernel reduction "mean_all" (%x) {plan = #fusion.plan<split_reduction, threads = 128, vector = 4, row = none, cluster = 1, split = 4, passes = [1]>} : (tensor<?x64xf32>) -> tensor<f32> {

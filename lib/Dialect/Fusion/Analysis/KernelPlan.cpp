@@ -32,7 +32,7 @@ static constexpr int64_t kFlatThreads = 256;
 // multiprocessor, found by splitting each output's elements, while each
 // thread still reduces at least kMinColumnRows rows (vectors). (H200,
 // 2026-11-30: 4 blocks per multiprocessor instead of 8 ran five column and
-// global sums 0.3-5.6% faster: fewer partials for the combine launch.)
+// global sums 0.3-5.6% faster: fewer partials to combine.)
 static constexpr int64_t kColumnThreads = 256;
 static constexpr int64_t kColumnBlocksPerSM = 4;
 static constexpr int64_t kMinColumnRows = 8;

@@ -139,9 +139,9 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       loaded once; `streamed`: every pass reads it again); `none` otherwise.
     - `cluster`: blocks per row (`cluster_rows`), else 1.
     - `split`: blocks sharing each output's reduction (`columns`,
-      `split_reduction`), each over its own range of elements, their
-      partials combined by a second launch; 1 (the default, not printed)
-      otherwise.
+      `split_reduction`), each over its own range of elements, the last
+      block of each output to finish folding their partials; 1 (the
+      default, not printed) otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
       row is streamed).
 
