@@ -31,31 +31,23 @@ namespace {
 /// GB/s, 59% of copy).
 constexpr int64_t kUnrolledRows = 4;
 
-/// The lanes of a columns plan for `shape` (a warp of column vectors, or
-/// fewer when the kernel has fewer).
-int64_t lanesOf(KernelPlanAttr plan, const ReductionKernelShape &shape) {
-  int64_t kept = 1;
-  for (int64_t d : shape.keptDims)
-    kept = ShapedType::isDynamic(shape.shape[d]) || ShapedType::isDynamic(kept)
-               ? ShapedType::kDynamic
-               : kept * shape.shape[d];
-  return getColumnLanes(plan, ShapedType::isDynamic(kept)
-                                  ? ShapedType::kDynamic
-                                  : kept / plan.getVector());
-}
-
 class ColumnsSweep : public ReductionSweep {
 public:
   ColumnsSweep(Location loc, KernelOp kernel, KernelPlanAttr plan,
                const KernelBuffers &buffers, const ReductionKernelShape &shape)
-      : ReductionSweep(loc, kernel, plan, buffers, shape, plan.getVector(),
-                       /*groupLanes=*/lanesOf(plan, shape),
-                       /*rangeUnit=*/plan.getThreads() /
-                           lanesOf(plan, shape)),
-        width(plan.getVector()), threads(plan.getThreads()),
-        lanes(lanesOf(plan, shape)), rowThreads(threads / lanes) {}
+      : ColumnsSweep(loc, kernel, plan, buffers, shape,
+                     getColumnLanes(plan, shape)) {}
 
 private:
+  ColumnsSweep(Location loc, KernelOp kernel, KernelPlanAttr plan,
+               const KernelBuffers &buffers, const ReductionKernelShape &shape,
+               int64_t lanes)
+      : ReductionSweep(loc, kernel, plan, buffers, shape, plan.getVector(),
+                       /*groupLanes=*/lanes,
+                       /*rangeUnit=*/plan.getThreads() / lanes),
+        width(plan.getVector()), threads(plan.getThreads()), lanes(lanes),
+        rowThreads(threads / lanes) {}
+
   LogicalResult emitPartials(OpBuilder &b,
                              const SweepWorkspace *workspace) override;
   Value groupsOf(OpBuilder &b, const SweepSpace &s) override {

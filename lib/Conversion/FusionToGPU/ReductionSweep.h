@@ -93,7 +93,7 @@ protected:
              function_ref<SmallVector<Value>(OpBuilder &, Value)> pointOf);
   /// The totals of each lane's partials over a block of `lanes` x
   /// `rowThreads` threads (`lane` fastest): every thread stores its
-  /// `partials` (partialType) in `shared` (foldBufferType), a tree halves
+  /// `partials` (partialType) in `shared` (sharedTypes' first), a tree halves
   /// them in a fixed order, and every thread reads its lane's totals.
   SmallVector<Value> foldOverRows(OpBuilder &b, Value shared,
                                   ArrayRef<Value> partials, Value lane,

@@ -138,12 +138,25 @@ fusion::getReductionKernelShape(KernelOp kernel, std::string &reason) {
   return sweep;
 }
 
-int64_t fusion::getColumnLanes(KernelPlanAttr plan, int64_t columnVectors) {
+/// The product of `shape`'s sizes at `dims`; dynamic if one is.
+static int64_t productOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(shape[d]))
+      return ShapedType::kDynamic;
+    p *= shape[d];
+  }
+  return p;
+}
+
+int64_t fusion::getColumnLanes(KernelPlanAttr plan,
+                               const ReductionKernelShape &shape) {
   int64_t lanes = std::min<int64_t>(
       32, llvm::bit_floor(static_cast<uint64_t>(plan.getThreads())));
-  if (!ShapedType::isDynamic(columnVectors))
+  int64_t kept = productOf(shape.shape, shape.keptDims);
+  if (!ShapedType::isDynamic(kept))
     lanes = std::min<int64_t>(
-        lanes, llvm::PowerOf2Ceil(std::max<int64_t>(1, columnVectors)));
+        lanes, llvm::PowerOf2Ceil(std::max<int64_t>(1, kept / plan.getVector())));
   return lanes;
 }
 
@@ -332,17 +345,6 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
       /*split=*/1);
 }
 
-/// The product of `shape`'s sizes at `dims`; dynamic if one is.
-static int64_t productOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims) {
-    if (ShapedType::isDynamic(shape[d]))
-      return ShapedType::kDynamic;
-    p *= shape[d];
-  }
-  return p;
-}
-
 /// The columns plan of a column reduction kernel, or failure with the
 /// reason. Columns are read in vectors along the innermost axis; blocks of
 /// a warp of column vectors (fewer for narrow kernels) and the rest of the
@@ -371,7 +373,7 @@ static FailureOr<KernelPlanAttr> planColumns(KernelOp kernel,
                                kColumnThreads, width, RowStorage::none,
                                /*cluster=*/1, once, split);
   };
-  int64_t lanes = getColumnLanes(plan(1), vectors);
+  int64_t lanes = getColumnLanes(plan(1), *columns);
   int64_t rowThreads = kColumnThreads / lanes;
   // Column tiles of a block; a dynamic count is taken to fill the chip.
   int64_t tiles = ShapedType::isDynamic(vectors)
@@ -600,10 +602,10 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
          << " do not divide the innermost size of every input";
       return message;
     }
-    if (plan.getThreads() % getColumnLanes(plan, ShapedType::kDynamic) != 0)
+    int64_t lanes = getColumnLanes(plan, *columns);
+    if (plan.getThreads() % lanes != 0)
       os << "a columns block of " << plan.getThreads()
-         << " threads is not whole rows of "
-         << getColumnLanes(plan, ShapedType::kDynamic) << " lanes";
+         << " threads is not whole rows of " << lanes << " lanes";
     return message;
   }
   case KernelStrategy::split_reduction: {

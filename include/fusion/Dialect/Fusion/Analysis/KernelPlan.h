@@ -87,10 +87,10 @@ struct ReductionKernelShape {
 FailureOr<ReductionKernelShape> getReductionKernelShape(KernelOp kernel,
                                                         std::string &reason);
 
-/// Threads of a columns block side by side along the columns (the rest of
-/// the block goes down the rows): a warp, or fewer when the kernel has
-/// fewer column vectors (`columnVectors`, dynamic for a dynamic size).
-int64_t getColumnLanes(KernelPlanAttr plan, int64_t columnVectors);
+/// Threads of a columns block side by side along the columns of `shape`
+/// (the rest of the block goes down the rows): a warp, or fewer when the
+/// kernel has fewer column vectors of the plan's width.
+int64_t getColumnLanes(KernelPlanAttr plan, const ReductionKernelShape &shape);
 
 /// Whether the row strategies write an output of `shape` in a kernel over
 /// rows of `rowShape`: a full row, or one value per row ([R...] or
