@@ -15,6 +15,7 @@ sys.path.insert(0, here)
 from fusion import cpu, cuda  # noqa: E402
 import codegen_cases  # noqa: E402
 import reductions  # noqa: E402
+import row_widths  # noqa: E402
 import workloads  # noqa: E402
 
 TOLERANCE = {"f32": 1e-5, "bf16": 1e-2, "f16": 1e-2}
@@ -51,12 +52,13 @@ def main():
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     results, lines = [], []
     # The workloads and the reduction workloads at this scale; with the
-    # small scale, the codegen cases.
+    # small scale, the codegen cases and the rows at edge widths.
     suites = [(f"workloads_{scale}", workloads.reference, {}, {}),
               (f"reductions_{scale}", reductions.reference, reductions.SHAPES, {})]
     if scale == "small":
         suites.append(("codegen_cases", codegen_cases.reference, codegen_cases.SHAPES,
                        codegen_cases.MISMATCHES))
+        suites.append(("row_widths", row_widths.reference, {}, {}))
     for stem, reference, shapes, mismatches in suites:
         check_suite(stem, reference, shapes, mismatches, results, lines)
     out_dir = os.environ.get("OUT", ".")

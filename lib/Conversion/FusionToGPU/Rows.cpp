@@ -39,13 +39,21 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   ArrayRef<int64_t> rowShape = shape->rowShape;
   int64_t rank = rowShape.size();
   // The plan: `splits` blocks (a cluster) per row, each owning `part`
-  // columns; `width`-element vectors; with `unrolled` vectors a thread
-  // held in registers, else every pass streams the row.
+  // columns (the last block fewer when they do not divide the row);
+  // `width`-element vectors; with `unrolled` vectors a thread held in
+  // registers, else every pass streams the row.
   const int64_t threads = plan.getThreads(), width = plan.getVector(),
                 splits = plan.getCluster();
   int64_t h = rowShape.back();
-  int64_t part = ShapedType::isDynamic(h) ? h : h / splits;
+  int64_t part = getRowPart(plan, h);
   int64_t unrolled = getHeldVectorsPerThread(plan, part);
+  // Held vectors from the k-th on may fall past the end of the shortest
+  // (last) part: those are masked.
+  int64_t firstMasked = unrolled;
+  if (unrolled) {
+    int64_t shortest = h - (splits - 1) * part;
+    firstMasked = shortest / (threads * width);
+  }
 
   // Row sizes: static, or traced to the input they come from.
   auto rowSizesOf = [&](OpBuilder &b) -> FailureOr<SmallVector<Value>> {
@@ -115,22 +123,39 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             b, loc, partStart,
             arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
         Value step = indexConst(b, loc, threads * width);
-        Value end = ShapedType::isDynamic(part)
-                        ? rowLength
-                        : arith::AddIOp::create(b, loc, partStart,
-                                                indexConst(b, loc, part))
-                              .getResult();
+        Value end = rowLength;
+        if (splits > 1)
+          end = arith::MinUIOp::create(
+              b, loc,
+              arith::AddIOp::create(b, loc, partStart,
+                                    indexConst(b, loc, part)),
+              rowLength);
         auto columnsOf = [&](Value column) {
           SmallVector<Value> index(rowIndex);
           index.push_back(column);
           return index;
         };
 
-        // The columns this thread holds when the row is in registers.
-        SmallVector<Value> heldColumns;
-        for (int64_t k = 0; k < unrolled; ++k)
-          heldColumns.push_back(arith::AddIOp::create(
-              b, loc, first, indexConst(b, loc, k * threads * width)));
+        // The columns this thread holds when the row is in registers. A
+        // masked vector past the end reads the part's last vector instead
+        // (in bounds, no branch) and is left out of reductions and stores.
+        SmallVector<Value> heldColumns, heldValid;
+        Value lastVector;
+        if (firstMasked < unrolled)
+          lastVector =
+              arith::SubIOp::create(b, loc, end, indexConst(b, loc, width));
+        for (int64_t k = 0; k < unrolled; ++k) {
+          Value column = arith::AddIOp::create(
+              b, loc, first, indexConst(b, loc, k * threads * width));
+          Value valid;
+          if (k >= firstMasked) {
+            valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          column, end);
+            column = arith::MinUIOp::create(b, loc, column, lastVector);
+          }
+          heldColumns.push_back(column);
+          heldValid.push_back(valid);
+        }
 
         for (auto [ordinal, reduction] : llvm::enumerate(reductions)) {
           Value identity =
@@ -150,11 +175,14 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           if (unrolled) {
             // Registers: values loaded or computed in earlier passes are
             // reused (the evaluator keeps them).
-            for (Value column : heldColumns) {
+            for (auto [column, valid] : llvm::zip(heldColumns, heldValid)) {
               FailureOr<Value> next = partialOf(column, partial);
               if (failed(next))
                 return failure();
-              partial = *next;
+              partial = valid ? arith::SelectOp::create(b, loc, valid, *next,
+                                                        partial)
+                                    .getResult()
+                              : *next;
             }
           } else {
             auto pass = scf::ForOp::create(b, loc, first, end, step,
@@ -220,11 +248,20 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             SmallVector<Value> columns =
                 unrolled ? heldColumns
                          : SmallVector<Value>{write.getInductionVar()};
-            for (Value column : columns) {
+            SmallVector<Value> valid =
+                unrolled ? heldValid : SmallVector<Value>{Value()};
+            for (auto [column, isValid] : llvm::zip(columns, valid)) {
               SmallVector<Value> index = columnsOf(column);
               FailureOr<Value> v = evaluator.eval(value, index, width > 1);
               if (failed(v))
                 return failure();
+              if (!isValid) {
+                store(b, loc, *v, buffer, index);
+                continue;
+              }
+              auto inBounds = scf::IfOp::create(b, loc, isValid);
+              OpBuilder::InsertionGuard storeGuard(b);
+              b.setInsertionPoint(inBounds.thenBlock()->getTerminator());
               store(b, loc, *v, buffer, index);
             }
           }

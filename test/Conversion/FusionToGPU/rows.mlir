@@ -47,6 +47,35 @@ func.func @streamed(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
 
 // -----
 
+// Threads that do not divide the row: 513 vectors of 8 over 128 threads,
+// 5 each. The fifth is past the end for all but thread 0: it reads the
+// row's last vector instead (in bounds), is left out of the max and is not
+// stored.
+// CHECK-LABEL: func.func @masked
+// CHECK: %[[LAST:.+]] = arith.subi %c4104{{.*}}, %c8
+// CHECK: %[[COL:.+]] = arith.addi %{{.+}}, %c4096
+// CHECK: %[[VALID:.+]] = arith.cmpi ult, %[[COL]], %c4104
+// CHECK: %[[CLAMPED:.+]] = arith.minui %[[COL]], %[[LAST]]
+// CHECK-COUNT-4: vector.load {{.*}} : memref<64x4104xbf16>, vector<8xbf16>
+// CHECK: vector.load %{{.+}}[%{{.+}}, %[[CLAMPED]]]
+// CHECK: arith.select %[[VALID]]
+// CHECK-NEXT: gpu.all_reduce maximumf
+// CHECK-COUNT-4: vector.store
+// CHECK: scf.if %[[VALID]] {
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %[[CLAMPED]]]
+// CHECK-NEXT: {{^ +}$}}
+func.func @masked(%x: tensor<64x4104xbf16>) -> tensor<64x4104xbf16> {
+  %0 = fusion.kernel row_reduction "masked" (%x) {plan = #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>} : (tensor<64x4104xbf16>) -> tensor<64x4104xbf16> {
+  ^bb0(%a: tensor<64x4104xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4104xbf16> -> tensor<64x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<64x4104xbf16>, tensor<64x1xbf16>) -> tensor<64x4104xbf16>
+    fusion.yield %d : tensor<64x4104xbf16>
+  }
+  return %0 : tensor<64x4104xbf16>
+}
+
+// -----
+
 // A row of dynamic length (planned here: no plan given): streamed with
 // scalar loads up to the row's run-time length, the mean dividing by it.
 // CHECK-LABEL: func.func @dynamic_mean

@@ -2,13 +2,41 @@
 // RUN: fusion-opt %s --fusion-plan-kernels -split-input-file -verify-diagnostics
 
 func.func @plan_misfit(%x: tensor<64x4098xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{plan does not fit: rows of 4098 are not 1 parts of whole 4-element vectors read from every input}}
+  // expected-error @+1 {{plan does not fit: rows of 4098 are not whole 4-element vectors read from every input}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<64x4098xf32>) -> tensor<64xf32> {
   ^bb0(%a: tensor<64x4098xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<64x4098xf32> -> tensor<64xf32>
     fusion.yield %s : tensor<64xf32>
   }
   return %0 : tensor<64xf32>
+}
+
+// -----
+
+// Parts of 8 (1 vector of 8 per block): blocks 3 to 7 of the cluster would
+// have nothing of a row of 24.
+func.func @plan_empty_part(%x: tensor<8x24xbf16>) -> tensor<8xbf16> {
+  // expected-error @+1 {{plan does not fit: rows of 24 leave blocks of a cluster of 8 without a part}}
+  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<cluster_rows, threads = 32, vector = 8, row = registers, cluster = 8, passes = [1]>} : (tensor<8x24xbf16>) -> tensor<8xbf16> {
+  ^bb0(%a: tensor<8x24xbf16>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x24xbf16> -> tensor<8xbf16>
+    fusion.yield %s : tensor<8xbf16>
+  }
+  return %0 : tensor<8xbf16>
+}
+
+// -----
+
+// 16383 scalars over 32 threads: 512 each, more than twice what the
+// planner has a thread hold.
+func.func @plan_held_too_many(%x: tensor<8x16383xbf16>) -> tensor<8xbf16> {
+  // expected-error @+1 {{plan does not fit: a part of 16383 vectors is held by 32 threads in 512 vectors each, more than 256}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = registers, cluster = 1, passes = [1]>} : (tensor<8x16383xbf16>) -> tensor<8xbf16> {
+  ^bb0(%a: tensor<8x16383xbf16>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x16383xbf16> -> tensor<8xbf16>
+    fusion.yield %s : tensor<8xbf16>
+  }
+  return %0 : tensor<8xbf16>
 }
 
 // -----

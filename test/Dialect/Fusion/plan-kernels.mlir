@@ -69,6 +69,126 @@ func.func @dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %0 : tensor<?x?xf32>
 }
 
+// Widths that no vector divides are read element by element, at least
+// 8 a thread, at most 128 threads, held up to 128 elements a thread; a
+// block's threads need not divide the row (the last elements a thread
+// holds are masked). 4095 (odd): 128 threads holding 32 each.
+// CHECK-LABEL: func @odd_width
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 1, row = registers, cluster = 1, passes = [1]>
+func.func @odd_width(%x: tensor<16x4095xbf16>) -> tensor<16x4095xbf16> {
+  %0 = fusion.kernel row_reduction (%x) : (tensor<16x4095xbf16>) -> tensor<16x4095xbf16> {
+  ^bb0(%a: tensor<16x4095xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x4095xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<16x4095xbf16>, tensor<16x1xbf16>) -> tensor<16x4095xbf16>
+    %e = fusion.exp %d : tensor<16x4095xbf16>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<16x4095xbf16> -> tensor<16x1xbf16>
+    %y = fusion.div %e, %s : (tensor<16x4095xbf16>, tensor<16x1xbf16>) -> tensor<16x4095xbf16>
+    fusion.yield %y : tensor<16x4095xbf16>
+  }
+  return %0 : tensor<16x4095xbf16>
+}
+
+// A prime width (4093) likewise.
+// CHECK-LABEL: func @prime_width
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 1, row = registers, cluster = 1, passes = [1]>
+func.func @prime_width(%x: tensor<16x4093xf32>) -> tensor<16x4093xf32> {
+  %0 = fusion.kernel row_reduction (%x) : (tensor<16x4093xf32>) -> tensor<16x4093xf32> {
+  ^bb0(%a: tensor<16x4093xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x4093xf32> -> tensor<16x1xf32>
+    %d = fusion.sub %a, %m : (tensor<16x4093xf32>, tensor<16x1xf32>) -> tensor<16x4093xf32>
+    %e = fusion.exp %d : tensor<16x4093xf32>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<16x4093xf32> -> tensor<16x1xf32>
+    %y = fusion.div %e, %s : (tensor<16x4093xf32>, tensor<16x1xf32>) -> tensor<16x4093xf32>
+    fusion.yield %y : tensor<16x4093xf32>
+  }
+  return %0 : tensor<16x4093xf32>
+}
+
+// 4104 bf16 is 513 vectors of 8: 128 threads holding 5, the fifth masked.
+// CHECK-LABEL: func @masked_vectors
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>
+func.func @masked_vectors(%x: tensor<16x4104xbf16>) -> tensor<16x4104xbf16> {
+  %0 = fusion.kernel row_reduction (%x) : (tensor<16x4104xbf16>) -> tensor<16x4104xbf16> {
+  ^bb0(%a: tensor<16x4104xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x4104xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<16x4104xbf16>, tensor<16x1xbf16>) -> tensor<16x4104xbf16>
+    %e = fusion.exp %d : tensor<16x4104xbf16>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<16x4104xbf16> -> tensor<16x1xbf16>
+    %y = fusion.div %e, %s : (tensor<16x4104xbf16>, tensor<16x1xbf16>) -> tensor<16x4104xbf16>
+    fusion.yield %y : tensor<16x4104xbf16>
+  }
+  return %0 : tensor<16x4104xbf16>
+}
+
+// GPT-2's vocabulary (50257, odd): a cluster of 4 parts of 12565 scalars
+// (99 a thread of 128). Without clusters (sm_80) one block streams the
+// row.
+// CHECK-LABEL: func @vocabulary_width
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 128, vector = 1, row = registers, cluster = 4, passes = [1]>
+// SM80-LABEL: func @vocabulary_width
+// SM80: plan = #fusion.plan<rows, threads = 128, vector = 1, row = streamed, cluster = 1, passes = [3]>
+func.func @vocabulary_width(%x: tensor<16x50257xbf16>) -> tensor<16x50257xbf16> {
+  %0 = fusion.kernel wide_row (%x) : (tensor<16x50257xbf16>) -> tensor<16x50257xbf16> {
+  ^bb0(%a: tensor<16x50257xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x50257xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<16x50257xbf16>, tensor<16x1xbf16>) -> tensor<16x50257xbf16>
+    %e = fusion.exp %d : tensor<16x50257xbf16>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<16x50257xbf16> -> tensor<16x1xbf16>
+    %y = fusion.div %e, %s : (tensor<16x50257xbf16>, tensor<16x1xbf16>) -> tensor<16x50257xbf16>
+    fusion.yield %y : tensor<16x50257xbf16>
+  }
+  return %0 : tensor<16x50257xbf16>
+}
+
+// 32001 scalars (within max-row-elements) are more than 128 threads hold:
+// 2 parts of 16001 (125 a thread).
+// CHECK-LABEL: func @beyond_one_block
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 128, vector = 1, row = registers, cluster = 2, passes = [1]>
+func.func @beyond_one_block(%x: tensor<16x32001xf32>) -> tensor<16x32001xf32> {
+  %0 = fusion.kernel row_reduction (%x) : (tensor<16x32001xf32>) -> tensor<16x32001xf32> {
+  ^bb0(%a: tensor<16x32001xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x32001xf32> -> tensor<16x1xf32>
+    %d = fusion.sub %a, %m : (tensor<16x32001xf32>, tensor<16x1xf32>) -> tensor<16x32001xf32>
+    fusion.yield %d : tensor<16x32001xf32>
+  }
+  return %0 : tensor<16x32001xf32>
+}
+// 131073 needs 9 parts of 16384; the cluster stops at 8 parts of 16385,
+// the last one 16378, held by 256 threads (65 scalars each: 128 would
+// hold 129).
+// CHECK-LABEL: func @odd_wide
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 256, vector = 1, row = registers, cluster = 8, passes = [1]>
+func.func @odd_wide(%x: tensor<16x131073xbf16>) -> tensor<16x131073xbf16> {
+  %0 = fusion.kernel wide_row (%x) : (tensor<16x131073xbf16>) -> tensor<16x131073xbf16> {
+  ^bb0(%a: tensor<16x131073xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x131073xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<16x131073xbf16>, tensor<16x1xbf16>) -> tensor<16x131073xbf16>
+    %e = fusion.exp %d : tensor<16x131073xbf16>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<16x131073xbf16> -> tensor<16x1xbf16>
+    %y = fusion.div %e, %s : (tensor<16x131073xbf16>, tensor<16x1xbf16>) -> tensor<16x131073xbf16>
+    fusion.yield %y : tensor<16x131073xbf16>
+  }
+  return %0 : tensor<16x131073xbf16>
+}
+
+// 262144 bf16 would be 16 parts of 16384: 8 parts of 32768 (8 vectors a
+// thread) are still held.
+// CHECK-LABEL: func @widest_held
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 512, vector = 8, row = registers, cluster = 8, passes = [1]>
+func.func @widest_held(%x: tensor<16x262144xbf16>) -> tensor<16x262144xbf16> {
+  %0 = fusion.kernel wide_row (%x) : (tensor<16x262144xbf16>) -> tensor<16x262144xbf16> {
+  ^bb0(%a: tensor<16x262144xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<16x262144xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<16x262144xbf16>, tensor<16x1xbf16>) -> tensor<16x262144xbf16>
+    %e = fusion.exp %d : tensor<16x262144xbf16>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<16x262144xbf16> -> tensor<16x1xbf16>
+    %y = fusion.div %e, %s : (tensor<16x262144xbf16>, tensor<16x1xbf16>) -> tensor<16x262144xbf16>
+    fusion.yield %y : tensor<16x262144xbf16>
+  }
+  return %0 : tensor<16x262144xbf16>
+}
+
+
 // Same-shape math is flat: 16-byte vectors of f16 and a scalar tail,
 // whatever the innermost size.
 // CHECK-LABEL: func @flat

@@ -23,6 +23,19 @@ static ArrayRef<int64_t> shapeOf(Value v) {
 static constexpr int64_t kMaxRowThreads = 512;
 static constexpr int64_t kVectorsPerThread = 4;
 static constexpr int64_t kMaxHeldVectors = 8;
+// Rows of a width no vector divides are read element by element: about
+// kScalarsPerThread a thread, at most kMaxScalarRowThreads threads (more
+// only where that holds a part a cluster cannot split further), held up
+// to kMaxHeldScalars a thread; a row one block cannot hold is split over
+// a cluster. (H200, 2026-11-30, plan_sweep.py, effective GB/s: softmax
+// over 4096 rows of 50257 bf16 in 4 parts: 2397 at 128 threads holding
+// 99 each, 2153 at 256 x 50, 1653 at 512 x 25; 8 parts of 128 x 50: 2201.
+// Rows of 32001: 2 parts of 128 x 125: 2432, 4 of 128 x 63: 2376, one
+// block of 512 x 63: 1968. Layernorm over rows of 4095: 2665 at 128 x 32,
+// 2697 at 256 x 16, 2157 at 512 x 8, 1679 at 64 x 64.)
+static constexpr int64_t kScalarsPerThread = 8;
+static constexpr int64_t kMaxScalarRowThreads = 128;
+static constexpr int64_t kMaxHeldScalars = 128;
 // Threads of a block that streams a row of dynamic length.
 static constexpr int64_t kDynamicRowThreads = 256;
 // Threads of elementwise and per-element blocks.
@@ -220,12 +233,24 @@ int64_t fusion::getInnermostVectorWidth(KernelOp kernel,
   return width;
 }
 
+/// The most vectors (of `width` elements) a row plan has a thread hold.
+static int64_t maxHeldPerThread(int64_t width) {
+  return width > 1 ? kMaxHeldVectors : kMaxHeldScalars;
+}
+
+int64_t fusion::getRowPart(KernelPlanAttr plan, int64_t rowLength) {
+  if (ShapedType::isDynamic(rowLength))
+    return rowLength;
+  int64_t vector = plan.getVector();
+  return llvm::divideCeil(rowLength, plan.getCluster() * vector) * vector;
+}
+
 int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan,
                                         int64_t rowPart) {
   if (plan.getRow() != RowStorage::registers ||
       ShapedType::isDynamic(rowPart))
     return 0;
-  return rowPart / plan.getVector() / plan.getThreads();
+  return llvm::divideCeil(rowPart, plan.getVector() * plan.getThreads());
 }
 
 /// The kernel inputs that evaluating `roots` reads, not looking past the
@@ -320,24 +345,47 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
                                rowPasses(kernel, *row, /*streamed=*/true),
                                /*split=*/1);
   int64_t width = getInnermostVectorWidth(kernel, options.target, h);
+  bool scalars = width == 1;
+  int64_t maxThreads = scalars ? kMaxScalarRowThreads : kMaxRowThreads;
+  int64_t perThread = scalars ? kScalarsPerThread : kVectorsPerThread;
+  // The threads of a block for `part` elements, and whether it holds them.
+  auto blockFor = [&](int64_t part) {
+    int64_t vectors = llvm::divideCeil(part, width);
+    int64_t threads = 32;
+    while (threads < maxThreads && threads * 2 * perThread <= vectors)
+      threads *= 2;
+    // Past the scalar cap only where that is what holds the part.
+    while (threads < kMaxRowThreads &&
+           llvm::divideCeil(vectors, threads) >
+               static_cast<uint64_t>(maxHeldPerThread(width)) &&
+           llvm::divideCeil(vectors, kMaxRowThreads) <=
+               static_cast<uint64_t>(maxHeldPerThread(width)))
+      threads *= 2;
+    int64_t held = llvm::divideCeil(vectors, threads);
+    return std::make_pair(threads, held <= maxHeldPerThread(width));
+  };
   // A row longer than maxRowElements is split over a cluster in parts of
   // at most half of it (H200, 2026-11-29: rows of 131072 bf16 in parts of
-  // 16384 ran at 2017 GB/s against 1797 in parts of 32768), where the
-  // parts are whole vectors; rows up to maxRowElements stay in one block
-  // (rows of 32768 in 2 parts were slower: 1783 against 2214 GB/s).
+  // 16384 ran at 2017 GB/s against 1797 in parts of 32768), as many as the
+  // cluster allows, if its blocks then hold their parts; rows up to
+  // maxRowElements stay in one block (rows of 32768 in 2 parts were slower:
+  // 1783 against 2214 GB/s), but for scalars that one block cannot hold.
+  // Parts are whole vectors; the last one may be shorter.
+  int64_t capacity = maxThreads * maxHeldPerThread(width) * width;
   int64_t cluster = 1;
-  if (h > options.maxRowElements) {
-    int64_t parts =
-        llvm::divideCeil(h, std::max<int64_t>(1, options.maxRowElements / 2));
-    if (parts <= options.target.maxClusterBlocks && h % (parts * width) == 0)
-      cluster = parts;
+  if (h > options.maxRowElements || (scalars && h > capacity)) {
+    int64_t parts = llvm::divideCeil(h, capacity);
+    if (h > options.maxRowElements)
+      parts = std::max<int64_t>(
+          parts, llvm::divideCeil(
+                     h, std::max<int64_t>(1, options.maxRowElements / 2)));
+    parts = std::min<int64_t>(options.target.maxClusterBlocks, parts);
+    int64_t part = llvm::divideCeil(h, parts * width) * width;
+    if (blockFor(part).second)
+      cluster = llvm::divideCeil(h, part);
   }
-  int64_t vectors = h / cluster / width;
-  int64_t threads = 32;
-  while (threads < kMaxRowThreads &&
-         threads * 2 * kVectorsPerThread <= vectors)
-    threads *= 2;
-  bool held = vectors % threads == 0 && vectors / threads <= kMaxHeldVectors;
+  int64_t part = llvm::divideCeil(h, cluster * width) * width;
+  auto [threads, held] = blockFor(part);
   RowStorage storage = held ? RowStorage::registers : RowStorage::streamed;
   return KernelPlanAttr::get(
       context, cluster > 1 ? KernelStrategy::cluster_rows : KernelStrategy::rows,
@@ -558,19 +606,22 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
                "scalar accesses (vector = 1, cluster = 1, row = streamed)";
       return message;
     }
-    if (getInnermostVectorWidth(kernel, target, h) % vector != 0 ||
-        h % (cluster * vector) != 0) {
-      os << "rows of " << h << " are not " << cluster << " parts of whole "
-         << vector << "-element vectors read from every input";
+    if (getInnermostVectorWidth(kernel, target, h) % vector != 0) {
+      os << "rows of " << h << " are not whole " << vector
+         << "-element vectors read from every input";
       return message;
     }
-    int64_t vectors = h / cluster / vector;
-    if (plan.getRow() == RowStorage::registers &&
-        (vectors % plan.getThreads() != 0 ||
-         vectors / plan.getThreads() > 2 * kMaxHeldVectors))
-      os << "a part of " << vectors << " vectors is not held by "
-         << plan.getThreads() << " threads (a whole number each, at most "
-         << 2 * kMaxHeldVectors << ")";
+    int64_t part = getRowPart(plan, h);
+    if (cluster > 1 && (cluster - 1) * part >= h) {
+      os << "rows of " << h << " leave blocks of a cluster of " << cluster
+         << " without a part";
+      return message;
+    }
+    int64_t held = getHeldVectorsPerThread(plan, part);
+    if (held > 2 * maxHeldPerThread(vector))
+      os << "a part of " << part / vector << " vectors is held by "
+         << plan.getThreads() << " threads in " << held
+         << " vectors each, more than " << 2 * maxHeldPerThread(vector);
     return message;
   }
   case KernelStrategy::library_matmul: {

@@ -123,8 +123,15 @@ KernelPlanAttr planKernel(KernelOp kernel, const PlanOptions &options,
 std::string checkPlan(KernelOp kernel, KernelPlanAttr plan,
                       const GpuTarget &target);
 
+/// The elements of a row of `rowLength` each block of a row plan's cluster
+/// owns: whole vectors, the last block's part shorter when they do not
+/// divide the row (dynamic for a dynamic length).
+int64_t getRowPart(KernelPlanAttr plan, int64_t rowLength);
+
 /// Vectors of the row each thread holds in registers under a row plan (0
-/// when the row is streamed); the row part of a block is `rowPart`.
+/// when the row is streamed); the row part of a block is `rowPart`. The
+/// last vectors of a part that the block's threads do not divide are
+/// masked.
 int64_t getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart);
 
 } // namespace mlir::fusion

@@ -203,10 +203,16 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
     Rows: a row of up to `max-row-elements` runs on one block, sized for
     about 4 vectors of 16 bytes a thread (32 to 512 threads), held in
     registers when each thread holds at most 8 vectors, else streamed. A
-    longer row is split over a thread-block cluster in parts of at most
-    half of `max-row-elements` when they are whole vectors and the cluster
-    is at most the target's portable size (8 on sm_90), else streamed. A
-    row of dynamic length is streamed by 256 threads with scalar accesses.
+    width no vector divides is read element by element: at least 8 a
+    thread, 32 to 128 threads (256 or 512 where a part needs them), held up
+    to 128 a thread. A longer row (or a row of
+    scalars one block cannot hold) is split over a thread-block cluster in
+    parts of whole vectors, at most half of `max-row-elements` each, as
+    many as the target's portable cluster size allows (8 on sm_90); the
+    last part may be shorter. Where the blocks cannot hold their parts, one
+    block streams the row. Held vectors past the end of a part are masked.
+    A row of dynamic length is streamed by 256 threads with scalar
+    accesses.
 
     Elementwise kernels get 256 threads and 16-byte vectors (a scalar tail
     when all values have the output's shape; otherwise the widest vector

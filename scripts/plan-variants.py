@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Variants of a program's kernels under hand-written plans, for measuring
+which plan a shape should get (benchmarks/gpu/plan_sweep.py times them on
+the GPU machine).
+
+Fuses and plans every function of SOURCE, then writes, for each function
+and each combination of the given threads, cluster sizes and row storage,
+a copy whose kernel carries that plan (function and kernel renamed
+`<name>_c<cluster>_t<threads>[_streamed]`). Combinations the planner's
+checks refuse for the kernel are left out and listed. Functions of more
+than one kernel are left out. Compile the output with fusion-compile.
+
+  scripts/plan-variants.py SOURCE -o VARIANTS.mlir \\
+      [--threads 64,128,256,512] [--clusters 1,2,4,8] [--streamed]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def run(tool, args, text):
+    result = subprocess.run([tool] + args, input=text, capture_output=True, text=True)
+    return result.returncode, result.stdout, result.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--threads", default="64,128,256,512")
+    parser.add_argument("--clusters", default="1")
+    parser.add_argument("--streamed", action="store_true",
+                        help="also the streamed variant of each")
+    parser.add_argument("--build", default=os.environ.get(
+        "FUSION_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "build")))
+    args = parser.parse_args()
+    opt = os.path.join(args.build, "bin", "fusion-opt")
+
+    code, planned, err = run(opt, ["--fusion-pipeline", "--fusion-plan-kernels"],
+                             open(args.source).read())
+    if code:
+        sys.exit(f"fusion-opt failed on {args.source}:\n{err}")
+    functions = re.findall(r"(  func\.func @(\w+)\(.*?\n  \}\n)", planned, re.S)
+    variants, refused = [], []
+    for text, name in functions:
+        kernels = re.findall(r'fusion\.kernel \w+ "(\w+)"', text)
+        if len(kernels) != 1:
+            refused.append(f"{name}: {len(kernels)} kernels")
+            continue
+        plan = re.search(r"#fusion\.plan<(\w+), threads = \d+, vector = (\d+), "
+                         r"row = \w+, cluster = \d+, (?:split = \d+, )?passes = (\[[^\]]*\])>",
+                         text)
+        vector, passes = plan.group(2), plan.group(3)
+        for cluster in map(int, args.clusters.split(",")):
+            for threads in map(int, args.threads.split(",")):
+                for streamed in ([False, True] if args.streamed else [False]):
+                    strategy = "cluster_rows" if cluster > 1 else "rows"
+                    row = "streamed" if streamed else "registers"
+                    label = f"{name}_c{cluster}_t{threads}" + ("_streamed" if streamed else "")
+                    variant = re.sub(
+                        r"#fusion\.plan<[^>]*>",
+                        f"#fusion.plan<{strategy}, threads = {threads}, vector = {vector}, "
+                        f"row = {row}, cluster = {cluster}, passes = {passes}>", text)
+                    variant = variant.replace(f"@{name}(", f"@{label}(").replace(
+                        f'"{kernels[0]}"', f'"{label}_k0"')
+                    # The planner's checks decide whether it fits. (The
+                    # passes are copied: they feed the traffic report,
+                    # not the lowering.)
+                    code, _, err = run(opt, ["--fusion-plan-kernels"],
+                                       "module {\n" + variant + "}\n")
+                    if code:
+                        message = err.strip().splitlines()[0] if err.strip() else "refused"
+                        refused.append(f"{label}: {message}")
+                        continue
+                    variants.append(variant)
+    with open(args.output, "w") as f:
+        f.write("module {\n" + "".join(variants) + "}\n")
+    print(f"{len(variants)} variants written to {args.output}")
+    for line in refused:
+        print(f"left out: {line}")
+
+
+if __name__ == "__main__":
+    main()
