@@ -39,11 +39,12 @@ PY
 done
 # Rows the plan streams (one block, each pass reading the row again), for
 # the ncu check that the report counts every pass: softmax over rows of
-# 32768 f32 (16 vectors a thread at 512 threads, more than a block holds).
+# 262144 f32 (in the 8 parts a cluster allows, 16 vectors a thread at 512
+# threads, more than so large a block holds).
 cat > "$bundle/workloads_streamed.mlir" <<'MLIR'
-func.func @softmax_streamed(%x: tensor<4096x32768xf32>) -> tensor<4096x32768xf32> {
-  %0 = fusion.softmax %x axis = 1 : tensor<4096x32768xf32>
-  return %0 : tensor<4096x32768xf32>
+func.func @softmax_streamed(%x: tensor<256x262144xf32>) -> tensor<256x262144xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<256x262144xf32>
+  return %0 : tensor<256x262144xf32>
 }
 MLIR
 PYTHONPATH="$root/python" python3 - "$build" "$bundle" <<'PY'

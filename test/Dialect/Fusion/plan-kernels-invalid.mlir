@@ -30,7 +30,7 @@ func.func @plan_empty_part(%x: tensor<8x24xbf16>) -> tensor<8xbf16> {
 // 16383 scalars over 32 threads: 512 each, more than twice what the
 // planner has a thread hold.
 func.func @plan_held_too_many(%x: tensor<8x16383xbf16>) -> tensor<8xbf16> {
-  // expected-error @+1 {{plan does not fit: a part of 16383 vectors is held by 32 threads in 512 vectors each, more than 256}}
+  // expected-error @+1 {{plan does not fit: a part of 16383 vectors is held by 32 threads in 512 vectors each, more than 128}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = registers, cluster = 1, passes = [1]>} : (tensor<8x16383xbf16>) -> tensor<8xbf16> {
   ^bb0(%a: tensor<8x16383xbf16>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<8x16383xbf16> -> tensor<8xbf16>

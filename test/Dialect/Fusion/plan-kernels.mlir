@@ -7,9 +7,9 @@
 // dynamic, elementwise, columns, split reductions, fallback, matmul; sm_80
 // has no clusters.
 
-// A row of 4096 f32: 1024 vectors of 4, 256 threads holding 4 each.
+// A row of 4096 f32: 1024 vectors of 4, 128 threads holding 8 each.
 // CHECK-LABEL: func @held
-// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 4, row = registers, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 4, row = registers, cluster = 1, passes = [1]>
 func.func @held(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
   %0 = fusion.kernel row_reduction (%x) : (tensor<64x4096xf32>) -> tensor<64x4096xf32> {
   ^bb0(%a: tensor<64x4096xf32>):
@@ -20,27 +20,29 @@ func.func @held(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
   return %0 : tensor<64x4096xf32>
 }
 
-// A row of 32768 f32 (up to max-row-elements: one block) is 16 vectors a
-// thread at 512 threads, more than 8: streamed. %x is read by the max
-// pass and again by the write pass; %w by the write pass only.
+// A row of 262144 f32 in the 8 parts a cluster allows is 8192 vectors a
+// part, 16 a thread at 512 threads, more than a thread of so large a block
+// holds (8): one block streams it. %x is read by the max pass and again by
+// the write pass; %w by the write pass only.
 // CHECK-LABEL: func @streamed
 // CHECK: plan = #fusion.plan<rows, threads = 512, vector = 4, row = streamed, cluster = 1, passes = [2, 1]>
-func.func @streamed(%x: tensor<64x32768xf32>, %w: tensor<32768xf32>) -> tensor<64x32768xf32> {
-  %0 = fusion.kernel row_reduction (%x, %w) : (tensor<64x32768xf32>, tensor<32768xf32>) -> tensor<64x32768xf32> {
-  ^bb0(%a: tensor<64x32768xf32>, %b: tensor<32768xf32>):
-    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x32768xf32> -> tensor<64x1xf32>
-    %d = fusion.sub %a, %m : (tensor<64x32768xf32>, tensor<64x1xf32>) -> tensor<64x32768xf32>
-    %e = fusion.mul %d, %b : (tensor<64x32768xf32>, tensor<32768xf32>) -> tensor<64x32768xf32>
-    fusion.yield %e : tensor<64x32768xf32>
+func.func @streamed(%x: tensor<64x262144xf32>, %w: tensor<262144xf32>) -> tensor<64x262144xf32> {
+  %0 = fusion.kernel row_reduction (%x, %w) : (tensor<64x262144xf32>, tensor<262144xf32>) -> tensor<64x262144xf32> {
+  ^bb0(%a: tensor<64x262144xf32>, %b: tensor<262144xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x262144xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %a, %m : (tensor<64x262144xf32>, tensor<64x1xf32>) -> tensor<64x262144xf32>
+    %e = fusion.mul %d, %b : (tensor<64x262144xf32>, tensor<262144xf32>) -> tensor<64x262144xf32>
+    fusion.yield %e : tensor<64x262144xf32>
   }
-  return %0 : tensor<64x32768xf32>
+  return %0 : tensor<64x262144xf32>
 }
 
-// 131072 bf16 over a cluster of 8 parts of 16384 (2048 vectors of 8: 512
-// threads holding 4 each). Without clusters (sm_80) one block would stream
-// each row; a kernel of reductions only is split over blocks instead.
+// 131072 bf16 over a cluster of 8 parts of 16384 (2048 vectors of 8; the
+// blocks of a full cluster hold at most 8 vectors a thread: 256 threads).
+// Without clusters (sm_80) one block would stream each row; a kernel of
+// reductions only is split over blocks instead.
 // CHECK-LABEL: func @split
-// CHECK: plan = #fusion.plan<cluster_rows, threads = 512, vector = 8, row = registers, cluster = 8, passes = [1]>
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 256, vector = 8, row = registers, cluster = 8, passes = [1]>
 // SM80-LABEL: func @split
 // SM80: plan = #fusion.plan<split_reduction, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1]>
 func.func @split(%x: tensor<8x131072xbf16>) -> tensor<8xbf16> {
@@ -121,12 +123,12 @@ func.func @masked_vectors(%x: tensor<16x4104xbf16>) -> tensor<16x4104xbf16> {
 }
 
 // GPT-2's vocabulary (50257, odd): a cluster of 4 parts of 12565 scalars
-// (99 a thread of 128). Without clusters (sm_80) one block streams the
-// row.
+// (99 a thread of 128). Without clusters (sm_80) one block of 512 threads
+// streams the row.
 // CHECK-LABEL: func @vocabulary_width
 // CHECK: plan = #fusion.plan<cluster_rows, threads = 128, vector = 1, row = registers, cluster = 4, passes = [1]>
 // SM80-LABEL: func @vocabulary_width
-// SM80: plan = #fusion.plan<rows, threads = 128, vector = 1, row = streamed, cluster = 1, passes = [3]>
+// SM80: plan = #fusion.plan<rows, threads = 512, vector = 1, row = streamed, cluster = 1, passes = [3]>
 func.func @vocabulary_width(%x: tensor<16x50257xbf16>) -> tensor<16x50257xbf16> {
   %0 = fusion.kernel wide_row (%x) : (tensor<16x50257xbf16>) -> tensor<16x50257xbf16> {
   ^bb0(%a: tensor<16x50257xbf16>):
@@ -154,10 +156,10 @@ func.func @beyond_one_block(%x: tensor<16x32001xf32>) -> tensor<16x32001xf32> {
   return %0 : tensor<16x32001xf32>
 }
 // 131073 needs 9 parts of 16384; the cluster stops at 8 parts of 16385,
-// the last one 16378, held by 256 threads (65 scalars each: 128 would
-// hold 129).
+// the last one 16378, held by 512 threads (33 scalars each; a full
+// cluster's blocks hold at most 64).
 // CHECK-LABEL: func @odd_wide
-// CHECK: plan = #fusion.plan<cluster_rows, threads = 256, vector = 1, row = registers, cluster = 8, passes = [1]>
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 512, vector = 1, row = registers, cluster = 8, passes = [1]>
 func.func @odd_wide(%x: tensor<16x131073xbf16>) -> tensor<16x131073xbf16> {
   %0 = fusion.kernel wide_row (%x) : (tensor<16x131073xbf16>) -> tensor<16x131073xbf16> {
   ^bb0(%a: tensor<16x131073xbf16>):
@@ -171,8 +173,8 @@ func.func @odd_wide(%x: tensor<16x131073xbf16>) -> tensor<16x131073xbf16> {
   return %0 : tensor<16x131073xbf16>
 }
 
-// 262144 bf16 would be 16 parts of 16384: 8 parts of 32768 (8 vectors a
-// thread) are still held.
+// 262144 bf16 would be 16 parts of 16384: 8 parts of 32768 are still held
+// by 512 threads (8 vectors each).
 // CHECK-LABEL: func @widest_held
 // CHECK: plan = #fusion.plan<cluster_rows, threads = 512, vector = 8, row = registers, cluster = 8, passes = [1]>
 func.func @widest_held(%x: tensor<16x262144xbf16>) -> tensor<16x262144xbf16> {

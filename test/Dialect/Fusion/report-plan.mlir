@@ -2,17 +2,18 @@
 // RUN: fusion-opt %s --fusion-pipeline --fusion-plan-kernels --fusion-report="format=json output=%t.json" -o /dev/null
 // RUN: FileCheck %s --input-file=%t.json
 
-// Softmax over rows of 32768 f32: one block per row, 16 vectors a thread
-// at 512 threads, more than it holds, so the row is streamed and read by
-// each of the three passes (max, sum, write): 3 x 8 MiB read, 8 MiB written.
+// Softmax over rows of 262144 f32: 8 parts of 8192 vectors would be 16
+// vectors a thread at 512 threads, more than a thread of so large a block
+// holds, so one block streams the row and each of the three passes (max,
+// sum, write) reads it: 3 x 8 MiB read, 8 MiB written.
 // CHECK-LABEL: "kernel_list"
 // CHECK:        "bytes_read": 25165824,
 // CHECK-NEXT:   "bytes_written": 8388608,
 // CHECK:        "plan": "rows/streamed",
 // CHECK:      "name": "streamed_softmax",
-func.func @streamed_softmax(%x: tensor<64x32768xf32>) -> tensor<64x32768xf32> {
-  %0 = fusion.softmax %x axis = 1 : tensor<64x32768xf32>
-  return %0 : tensor<64x32768xf32>
+func.func @streamed_softmax(%x: tensor<8x262144xf32>) -> tensor<8x262144xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<8x262144xf32>
+  return %0 : tensor<8x262144xf32>
 }
 
 // Rows of 4096 are held: read once.

@@ -14,27 +14,30 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-// Row plans. A block's threads are sized for about kVectorsPerThread
-// vectors each (a smaller block per row: more rows in flight per SM and
-// cheaper block-wide reductions), from a warp up to kMaxRowThreads. A row
-// is held in registers when each thread holds at most kMaxHeldVectors.
-// (H200, 2026-11-29: 4 vectors a thread instead of 1 took softmax over rows
-// of 8192 bf16 from about 2515 to 3286 GB/s.)
+// Row plans (H200, 2026-11-30: plan_sweep.py over hand-written plans of
+// the benchmark's row kernels and of odd and vocabulary widths; numbers in
+// docs/results.md). A block's threads are sized for about
+// kVectorsPerThread vectors (kScalarsPerThread elements where no vector
+// divides the row) each, from a warp up to kRowThreads: smaller blocks
+// holding more (more rows in flight per SM, cheaper block-wide
+// reductions). A thread holds up to kMaxHeldVectors vectors (as many
+// registers as kMaxHeldScalars elements), half of that in blocks of more
+// than 256 threads (128 registers a thread at most). A row one block of
+// kRowThreads cannot hold is split over a cluster; a part the cluster
+// cannot split further gets up to kMaxRowThreads. The blocks of a full
+// cluster (8) hold no more than those of kMaxRowThreads (softmax over rows
+// of 131072 bf16 in 8 parts: 2249 GB/s at 256 threads x 8 vectors, 2040
+// at 128 x 16, 2118 at 512 x 4). Measured: logsumexp over
+// rows of 32768 bf16 at 2496 GB/s in 2 parts of 128 threads x 16 vectors
+// (2217 in one block of 512 x 8), softmax over rows of 8192 at 3742 with
+// 128 x 8 (3704 with 256 x 4), rows of 50257 (scalars) at 2397 in 4 parts
+// of 128 x 99 (1653 with 512 x 25). (And 2026-11-29: 4 vectors a thread
+// instead of 1 took softmax over rows of 8192 from 2515 to 3286 GB/s.)
+static constexpr int64_t kRowThreads = 128;
 static constexpr int64_t kMaxRowThreads = 512;
 static constexpr int64_t kVectorsPerThread = 4;
-static constexpr int64_t kMaxHeldVectors = 8;
-// Rows of a width no vector divides are read element by element: about
-// kScalarsPerThread a thread, at most kMaxScalarRowThreads threads (more
-// only where that holds a part a cluster cannot split further), held up
-// to kMaxHeldScalars a thread; a row one block cannot hold is split over
-// a cluster. (H200, 2026-11-30, plan_sweep.py, effective GB/s: softmax
-// over 4096 rows of 50257 bf16 in 4 parts: 2397 at 128 threads holding
-// 99 each, 2153 at 256 x 50, 1653 at 512 x 25; 8 parts of 128 x 50: 2201.
-// Rows of 32001: 2 parts of 128 x 125: 2432, 4 of 128 x 63: 2376, one
-// block of 512 x 63: 1968. Layernorm over rows of 4095: 2665 at 128 x 32,
-// 2697 at 256 x 16, 2157 at 512 x 8, 1679 at 64 x 64.)
 static constexpr int64_t kScalarsPerThread = 8;
-static constexpr int64_t kMaxScalarRowThreads = 128;
+static constexpr int64_t kMaxHeldVectors = 16;
 static constexpr int64_t kMaxHeldScalars = 128;
 // Threads of a block that streams a row of dynamic length.
 static constexpr int64_t kDynamicRowThreads = 256;
@@ -233,9 +236,11 @@ int64_t fusion::getInnermostVectorWidth(KernelOp kernel,
   return width;
 }
 
-/// The most vectors (of `width` elements) a row plan has a thread hold.
-static int64_t maxHeldPerThread(int64_t width) {
-  return width > 1 ? kMaxHeldVectors : kMaxHeldScalars;
+/// The most vectors (of `width` elements) a row plan has a thread of a
+/// block of `threads` hold.
+static int64_t maxHeldPerThread(int64_t width, int64_t threads) {
+  int64_t held = width > 1 ? kMaxHeldVectors : kMaxHeldScalars;
+  return threads > 256 ? held / 2 : held;
 }
 
 int64_t fusion::getRowPart(KernelPlanAttr plan, int64_t rowLength) {
@@ -345,35 +350,35 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
                                rowPasses(kernel, *row, /*streamed=*/true),
                                /*split=*/1);
   int64_t width = getInnermostVectorWidth(kernel, options.target, h);
-  bool scalars = width == 1;
-  int64_t maxThreads = scalars ? kMaxScalarRowThreads : kMaxRowThreads;
-  int64_t perThread = scalars ? kScalarsPerThread : kVectorsPerThread;
-  // The threads of a block for `part` elements, and whether it holds them.
-  auto blockFor = [&](int64_t part) {
+  int64_t perThread = width > 1 ? kVectorsPerThread : kScalarsPerThread;
+  // The threads of a block for `part` elements, and whether it holds them;
+  // a block of a full cluster holds no more than a block of
+  // kMaxRowThreads would.
+  auto blockFor = [&](int64_t part, bool fullCluster) {
     int64_t vectors = llvm::divideCeil(part, width);
+    auto fits = [&](int64_t threads) {
+      int64_t limit =
+          maxHeldPerThread(width, fullCluster ? kMaxRowThreads : threads);
+      return static_cast<int64_t>(llvm::divideCeil(vectors, threads)) <=
+             limit;
+    };
     int64_t threads = 32;
-    while (threads < maxThreads && threads * 2 * perThread <= vectors)
+    while (threads < kRowThreads && threads * 2 * perThread <= vectors)
       threads *= 2;
-    // Past the scalar cap only where that is what holds the part.
-    while (threads < kMaxRowThreads &&
-           llvm::divideCeil(vectors, threads) >
-               static_cast<uint64_t>(maxHeldPerThread(width)) &&
-           llvm::divideCeil(vectors, kMaxRowThreads) <=
-               static_cast<uint64_t>(maxHeldPerThread(width)))
+    // Past kRowThreads only where that is what holds the part.
+    while (threads < kMaxRowThreads && !fits(threads))
       threads *= 2;
-    int64_t held = llvm::divideCeil(vectors, threads);
-    return std::make_pair(threads, held <= maxHeldPerThread(width));
+    return std::make_pair(threads, fits(threads));
   };
-  // A row longer than maxRowElements is split over a cluster in parts of
-  // at most half of it (H200, 2026-11-29: rows of 131072 bf16 in parts of
-  // 16384 ran at 2017 GB/s against 1797 in parts of 32768), as many as the
-  // cluster allows, if its blocks then hold their parts; rows up to
-  // maxRowElements stay in one block (rows of 32768 in 2 parts were slower:
-  // 1783 against 2214 GB/s), but for scalars that one block cannot hold.
-  // Parts are whole vectors; the last one may be shorter.
-  int64_t capacity = maxThreads * maxHeldPerThread(width) * width;
+  // A row one block of kRowThreads cannot hold, or longer than
+  // maxRowElements, is split over a cluster: parts of at most what such a
+  // block holds (and half of maxRowElements), as many as the cluster
+  // allows, if its blocks then hold their parts. Parts are whole vectors;
+  // the last one may be shorter.
+  int64_t capacity =
+      kRowThreads * maxHeldPerThread(width, kRowThreads) * width;
   int64_t cluster = 1;
-  if (h > options.maxRowElements || (scalars && h > capacity)) {
+  if (h > capacity || h > options.maxRowElements) {
     int64_t parts = llvm::divideCeil(h, capacity);
     if (h > options.maxRowElements)
       parts = std::max<int64_t>(
@@ -381,11 +386,12 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
                      h, std::max<int64_t>(1, options.maxRowElements / 2)));
     parts = std::min<int64_t>(options.target.maxClusterBlocks, parts);
     int64_t part = llvm::divideCeil(h, parts * width) * width;
-    if (blockFor(part).second)
+    if (blockFor(part, parts == options.target.maxClusterBlocks).second)
       cluster = llvm::divideCeil(h, part);
   }
   int64_t part = llvm::divideCeil(h, cluster * width) * width;
-  auto [threads, held] = blockFor(part);
+  auto [threads, held] =
+      blockFor(part, cluster > 1 && cluster == options.target.maxClusterBlocks);
   RowStorage storage = held ? RowStorage::registers : RowStorage::streamed;
   return KernelPlanAttr::get(
       context, cluster > 1 ? KernelStrategy::cluster_rows : KernelStrategy::rows,
@@ -618,10 +624,12 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
       return message;
     }
     int64_t held = getHeldVectorsPerThread(plan, part);
-    if (held > 2 * maxHeldPerThread(vector))
+    // As much as the planner has any thread hold.
+    int64_t limit = maxHeldPerThread(vector, /*threads=*/1);
+    if (held > limit)
       os << "a part of " << part / vector << " vectors is held by "
          << plan.getThreads() << " threads in " << held
-         << " vectors each, more than " << 2 * maxHeldPerThread(vector);
+         << " vectors each, more than " << limit;
     return message;
   }
   case KernelStrategy::library_matmul: {

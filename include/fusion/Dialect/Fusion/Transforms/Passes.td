@@ -200,19 +200,19 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
     A plan already present (written by hand) is kept and checked against the
     kernel's shapes and the target; one that does not fit is an error.
 
-    Rows: a row of up to `max-row-elements` runs on one block, sized for
-    about 4 vectors of 16 bytes a thread (32 to 512 threads), held in
-    registers when each thread holds at most 8 vectors, else streamed. A
-    width no vector divides is read element by element: at least 8 a
-    thread, 32 to 128 threads (256 or 512 where a part needs them), held up
-    to 128 a thread. A longer row (or a row of
-    scalars one block cannot hold) is split over a thread-block cluster in
-    parts of whole vectors, at most half of `max-row-elements` each, as
-    many as the target's portable cluster size allows (8 on sm_90); the
-    last part may be shorter. Where the blocks cannot hold their parts, one
-    block streams the row. Held vectors past the end of a part are masked.
-    A row of dynamic length is streamed by 256 threads with scalar
-    accesses.
+    Rows: blocks of 32 to 128 threads giving each thread at least 4
+    vectors of 16 bytes (8 elements where no vector divides the row, which
+    is then read element by element), the row held in registers: up to 16
+    vectors (128 elements) a thread, 8 (64) in blocks of more than 256
+    threads and in a full cluster. A row 128 threads cannot hold, or longer than
+    `max-row-elements`, is split over a thread-block cluster in parts of
+    whole vectors of at most what they hold (and half of
+    `max-row-elements`), as many as the target's portable cluster size
+    allows (8 on sm_90); the last part may be shorter, and a part the
+    cluster cannot split further gets up to 512 threads. Where the blocks
+    cannot hold their parts, one block streams the row. Held vectors past
+    the end of a part are masked. A row of dynamic length is streamed by
+    256 threads with scalar accesses.
 
     Elementwise kernels get 256 threads and 16-byte vectors (a scalar tail
     when all values have the output's shape; otherwise the widest vector
