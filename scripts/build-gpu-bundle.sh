@@ -57,7 +57,8 @@ with open(os.path.join(bundle, "report_streamed.fused.json"), "w") as f:
     json.dump(cpu.report(source, build, True, chip="sm_90"), f, indent=1)
 PY
 # The codegen cases (small shapes, every GPU codegen path), with the
-# generated matmul and any epilogue fused; the row kernels at edge widths; the matmul cases and benchmark
+# generated matmul and any epilogue fused; the row kernels at edge widths
+# and the math accuracy functions; the matmul cases and benchmark
 # programs with the defaults (library matmuls, library epilogues), the cases
 # once more with TF32.
 PYTHONPATH="$root/python:$root/benchmarks/gpu" python3 - "$build" "$bundle" "$root" <<'PY'
@@ -71,13 +72,18 @@ with open(source, "w") as f:
 for fuse in (True, False):
     print(cuda.compile(source, build, bundle, fuse=fuse, matmul_epilogue="any",
                        matmul_backend="generated"))
-# Row kernels at edge widths.
+# Row kernels at edge widths; the elementwise math for the accuracy check.
 import row_widths
 source = os.path.join(bundle, "row_widths.mlir")
 with open(source, "w") as f:
     f.write(row_widths.module())
 for fuse in (True, False):
     print(cuda.compile(source, build, bundle, fuse=fuse))
+import math_accuracy
+source = os.path.join(bundle, "math_accuracy.mlir")
+with open(source, "w") as f:
+    f.write(math_accuracy.module())
+print(cuda.compile(source, build, bundle))
 import matmul_cases
 for stem, text, tf32 in (("matmul_cases", matmul_cases.module(), False),
                          ("matmul_cases_tf32", matmul_cases.tf32_module(), True)):

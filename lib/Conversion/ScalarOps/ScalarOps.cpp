@@ -77,23 +77,26 @@ static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
 static Value buildGelu(OpBuilder &b, Location loc, Value x,
                        GeluApproximation approximation) {
   Type t = x.getType();
-  Value inner;
   if (approximation == GeluApproximation::tanh) {
+    // 0.5 (1 + tanh(u)) = sigmoid(2u): x / (1 + exp(-2u)) with
+    // u = sqrt(2/pi) (x + 0.044715 x^3). No 1 + tanh cancelling in the left
+    // tail, and an exp and a division instead of a tanh (bias_gelu is
+    // bound by instructions on the GPU).
     Value cube =
         arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
     Value poly = arith::AddFOp::create(
         b, loc, x,
         arith::MulFOp::create(b, loc, cube, f32Constant(b, loc, 0.044715, t)));
-    inner = math::TanhOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, poly,
-                              f32Constant(b, loc, std::sqrt(2.0 / M_PI), t)));
-  } else {
-    inner = math::ErfOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, x,
-                              f32Constant(b, loc, 1.0 / std::sqrt(2.0), t)));
+    Value twoU = arith::MulFOp::create(
+        b, loc, poly, f32Constant(b, loc, 2.0 * std::sqrt(2.0 / M_PI), t));
+    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, twoU));
+    Value d = arith::AddFOp::create(b, loc, e, f32Constant(b, loc, 1.0, t));
+    return arith::DivFOp::create(b, loc, x, d);
   }
+  Value inner = math::ErfOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, x,
+                            f32Constant(b, loc, 1.0 / std::sqrt(2.0), t)));
   Value half = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, 0.5, t));
   Value onePlus =
       arith::AddFOp::create(b, loc, inner, f32Constant(b, loc, 1.0, t));

@@ -112,10 +112,15 @@ func.func @gelu_erf(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// x / (1 + exp(-2u)), the same function as 0.5 x (1 + tanh(u)).
 // CHECK-LABEL: func @gelu_tanh
 // CHECK-DAG: fusion.constant dense<4.471500e-02> : tensor<f32>
-// CHECK-DAG: fusion.constant dense<0.797884583> : tensor<f32>
-// CHECK: fusion.tanh
+// CHECK-DAG: fusion.constant dense<1.59576917> : tensor<f32>
+// CHECK: %[[N:.+]] = fusion.neg
+// CHECK: %[[E:.+]] = fusion.exp %[[N]]
+// CHECK: %[[D:.+]] = fusion.add %[[E]], %{{.+}}
+// CHECK: fusion.div %{{.+}}, %[[D]]
+// CHECK-NOT: fusion.tanh
 // CHECK-NOT: fusion.erf
 // CHECK-NOT: fusion.gelu
 func.func @gelu_tanh(%x: tensor<4xbf16>) -> tensor<4xbf16> {

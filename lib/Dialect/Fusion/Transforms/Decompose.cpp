@@ -156,35 +156,36 @@ struct DecomposeLogSumExp : CompositePattern<LogSumExpOp> {
   }
 };
 
+/// 1 + exp(-x), the denominator of sigmoid, silu and tanh
+/// gelu.
+static Value logisticDenominator(F32Builder &f, Value x) {
+  Value e = f.op<ExpOp>(f.op<NegOp>(x));
+  Value one = f.scalar(1.0);
+  return f.add(e, one);
+}
+
 struct DecomposeGelu : CompositePattern<GeluOp> {
   using CompositePattern::CompositePattern;
   Value computeF32(F32Builder &f, GeluOp op) const override {
     Value x = f.toF32(op.getX());
-    Value inner;
     if (op.getApproximation() == GeluApproximation::tanh) {
-      // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+      // 0.5 (1 + tanh(u)) = sigmoid(2u): x / (1 + exp(-2u)) with
+      // u = sqrt(2/pi) (x + 0.044715 x^3). No 1 + tanh cancelling in the
+      // left tail, and an exp and a division instead of a tanh.
       Value cube = f.mul(x, f.op<SquareOp>(x));
       Value coefficient = f.scalar(0.044715);
       Value poly = f.add(x, f.mul(cube, coefficient));
-      Value scale = f.scalar(std::sqrt(2.0 / M_PI));
-      inner = f.op<TanhOp>(f.mul(poly, scale));
-    } else {
-      Value scale = f.scalar(1.0 / std::sqrt(2.0));
-      inner = f.op<ErfOp>(f.mul(x, scale));
+      Value scale = f.scalar(2.0 * std::sqrt(2.0 / M_PI));
+      return f.div(x, logisticDenominator(f, f.mul(poly, scale)));
     }
+    Value scale = f.scalar(1.0 / std::sqrt(2.0));
+    Value inner = f.op<ErfOp>(f.mul(x, scale));
     Value half = f.scalar(0.5);
     Value halfX = f.mul(x, half);
     Value one = f.scalar(1.0);
     return f.mul(halfX, f.add(inner, one));
   }
 };
-
-/// 1 + exp(-x), the denominator of sigmoid and silu.
-static Value logisticDenominator(F32Builder &f, Value x) {
-  Value e = f.op<ExpOp>(f.op<NegOp>(x));
-  Value one = f.scalar(1.0);
-  return f.add(e, one);
-}
 
 struct DecomposeSigmoid : CompositePattern<SigmoidOp> {
   using CompositePattern::CompositePattern;

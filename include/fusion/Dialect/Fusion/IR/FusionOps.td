@@ -103,9 +103,12 @@ def Fusion_GeluOp : Fusion_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)` with `Phi` the standard normal CDF. With
-    `approximation = tanh` it is evaluated as
-    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`; with `none`
-    (the default, elided when printed) through `erf`.
+    `approximation = tanh` it is
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, evaluated
+    as `x / (1 + exp(-2 * sqrt(2 / pi) * (x + 0.044715 * x^3)))` (the same
+    function: `0.5 * (1 + tanh(u)) = sigmoid(2u)`, without the cancellation
+    of `1 + tanh` for negative `x`); with `none` (the default, elided when
+    printed) as `0.5 * x * (1 + erf(x / sqrt(2)))`.
 
     Example:
 
