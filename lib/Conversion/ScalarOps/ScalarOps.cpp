@@ -66,12 +66,17 @@ Value fusion::buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
                      like);
 }
 
+/// 1 + exp(-x), the denominator of sigmoid and of tanh gelu.
+static Value buildLogisticDenominator(OpBuilder &b, Location loc, Value x) {
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::AddFOp::create(b, loc, e,
+                               f32Constant(b, loc, 1.0, x.getType()));
+}
+
 /// 1 / (1 + exp(-x)).
 static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
-  Type t = x.getType();
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  Value d = arith::AddFOp::create(b, loc, e, f32Constant(b, loc, 1.0, t));
-  return arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0, t), d);
+  return arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0, x.getType()),
+                               buildLogisticDenominator(b, loc, x));
 }
 
 static Value buildGelu(OpBuilder &b, Location loc, Value x,
@@ -89,9 +94,8 @@ static Value buildGelu(OpBuilder &b, Location loc, Value x,
         arith::MulFOp::create(b, loc, cube, f32Constant(b, loc, 0.044715, t)));
     Value twoU = arith::MulFOp::create(
         b, loc, poly, f32Constant(b, loc, 2.0 * std::sqrt(2.0 / M_PI), t));
-    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, twoU));
-    Value d = arith::AddFOp::create(b, loc, e, f32Constant(b, loc, 1.0, t));
-    return arith::DivFOp::create(b, loc, x, d);
+    return arith::DivFOp::create(b, loc, x,
+                                 buildLogisticDenominator(b, loc, twoU));
   }
   Value inner = math::ErfOp::create(
       b, loc,
