@@ -16,7 +16,7 @@ import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from fusion import cuda  # noqa: E402
+from fusion import cpu, cuda  # noqa: E402
 
 TOLERANCE = 1e-2  # bf16 outputs, relative norm error
 
@@ -73,6 +73,23 @@ def main():
         torch.cuda.synchronize()
         e = error(y, reference(x, g, w))
         record(f"three kernels, {label}", e <= TOLERANCE, f"rel.err {e:.1e}")
+
+    # Views that start inside a vector (x[1:] of a flat buffer): inputs are
+    # copied to an aligned buffer, an output so placed is refused.
+    x, g, w = inputs(77)
+    flat = torch.empty(x.numel() + 1, dtype=x.dtype, device="cuda")
+    shifted = flat[1:].view(x.shape)
+    shifted.copy_(x)
+    (y,) = debug.functions["norm_matmul_silu"](shifted, g, w)
+    torch.cuda.synchronize()
+    e = error(y, reference(x, g, w))
+    record("input view off a 16-byte boundary", e <= TOLERANCE, f"rel.err {e:.1e}")
+    out = torch.empty(y.numel() + 1, dtype=y.dtype, device="cuda")[1:].view(y.shape)
+    try:
+        f(x, g, w, outputs=[out])
+        record("output view off a 16-byte boundary", False, "accepted")
+    except cpu.SignatureError as ex:
+        record("output view off a 16-byte boundary", True, f"refused: {ex}")
 
     # A side stream: a long sleep, then the input is overwritten, then the
     # call. Run on another stream, the call would read the old input.

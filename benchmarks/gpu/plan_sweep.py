@@ -21,6 +21,8 @@ sys.path.insert(0, here)
 from fusion import cuda  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+# Dynamic sizes are taken as this (run_bench.py's for the reduction workloads).
+DYNAMIC_SIZE = 16384
 
 
 def main():
@@ -30,7 +32,8 @@ def main():
     for name, fn in module.functions.items():
         if names and not any(name.startswith(n) for n in names):
             continue
-        xs = [torch.empty(list(t.shape), dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
+        xs = [torch.empty([DYNAMIC_SIZE if d is None else d for d in t.shape],
+                          dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
               for t in fn.inputs]
         outs = fn(*xs)
         nbytes = sum(t.numel() * t.element_size() for t in list(xs) + list(outs))

@@ -2,8 +2,8 @@
 fusion IR, float64 references, and the same programs in PyTorch and JAX for
 run_bench.py: column reductions (a bias gradient's sum over the batch, over
 batch and sequence, a mean and a max over the rows, few wide columns, an
-odd width), and for comparison rows of odd and vocabulary widths and a sum
-over every element.
+odd width), and for comparison rows of odd, vocabulary and dynamic widths
+and a sum over every element.
 
 `module(scale)` gives the MLIR text ("small" for the checks, "full" for the
 benchmark); `reference(name, *tensors)` the float64 outputs; `eager(name)`
@@ -69,6 +69,15 @@ func.func @softmax_vocab(%x: tensor<{rows}x{VOCAB}xbf16>) -> tensor<{rows}x{VOCA
   %0 = fusion.softmax %x axis = 1 : tensor<{rows}x{VOCAB}xbf16>
   return %0 : tensor<{rows}x{VOCAB}xbf16>
 }}
+func.func @softmax_dynamic(%x: tensor<{rows}x?xbf16>) -> tensor<{rows}x?xbf16> {{
+  %0 = fusion.softmax %x axis = 1 : tensor<{rows}x?xbf16>
+  return %0 : tensor<{rows}x?xbf16>
+}}
+func.func @logsumexp_dynamic(%x: tensor<{rows}x?xbf16>) -> tensor<{rows}xf32> {{
+  %xf = fusion.convert %x : tensor<{rows}x?xbf16> to tensor<{rows}x?xf32>
+  %0 = fusion.logsumexp %xf axis = 1 : tensor<{rows}x?xf32> -> tensor<{rows}xf32>
+  return %0 : tensor<{rows}xf32>
+}}
 func.func @sum_all(%x: tensor<{n}xf32>) -> tensor<f32> {{
   %0 = fusion.reduce_sum %x axes = [0] : tensor<{n}xf32> -> tensor<f32>
   return %0 : tensor<f32>
@@ -80,6 +89,10 @@ func.func @sum_all(%x: tensor<{n}xf32>) -> tensor<f32> {{
 # uses the static row count of its scale).
 SHAPES = {
     "col_sum_dynamic": [[(0, 4096)], [(1, 4096)], [(777, 4096)], [(20000, 4096)]],
+    # Row lengths (the rows are the scale's): multiples of the vector width
+    # (8) are read in vectors, the others element by element.
+    "softmax_dynamic": [[(None, n)] for n in (1, 7, 8, 31, 1023, 4095, 4096, 70001, 131072)],
+    "logsumexp_dynamic": [[(None, n)] for n in (1, 7, 8, 31, 1023, 4095, 4096, 70001, 131072)],
 }
 
 
@@ -97,8 +110,10 @@ def reference(name, *xs):
         return (x[0].amax(0),)
     if name == "layernorm_odd":
         return (torch.nn.functional.layer_norm(x[0], x[0].shape[-1:], x[1], x[2], 1e-5),)
-    if name == "softmax_vocab":
+    if name in ("softmax_vocab", "softmax_dynamic"):
         return (torch.softmax(x[0], -1),)
+    if name == "logsumexp_dynamic":
+        return (torch.logsumexp(x[0], -1),)
     if name == "sum_all":
         return (x[0].sum(),)
     raise KeyError(name)
@@ -117,6 +132,8 @@ def eager(name):
         "col_sum_dynamic": lambda x: x.float().sum(0),
         "layernorm_odd": lambda x, g, b: torch.nn.functional.layer_norm(x, x.shape[-1:], g, b, 1e-5),
         "softmax_vocab": lambda x: torch.softmax(x.float(), -1).to(x.dtype),
+        "softmax_dynamic": lambda x: torch.softmax(x.float(), -1).to(x.dtype),
+        "logsumexp_dynamic": lambda x: torch.logsumexp(x.float(), -1),
         "sum_all": lambda x: x.sum(),
     }[name]
 
@@ -146,6 +163,8 @@ def xla(name):
         "col_sum_dynamic": lambda x: x.astype(jnp.float32).sum(0),
         "layernorm_odd": layernorm,
         "softmax_vocab": lambda x: jax.nn.softmax(x.astype(jnp.float32), -1).astype(x.dtype),
+        "softmax_dynamic": lambda x: jax.nn.softmax(x.astype(jnp.float32), -1).astype(x.dtype),
+        "logsumexp_dynamic": lambda x: jax.nn.logsumexp(x.astype(jnp.float32), -1),
         "sum_all": lambda x: x.sum(),
     }
     return jax.jit(fns[name])

@@ -141,7 +141,7 @@ def main():
         times = {}
         times["fusion"] = median_ms(lambda: fn(*xs, outputs=outs))
         times["fusion_as_called"] = median_ms(lambda: fn(*xs))
-        if before:
+        if before and name in before.functions:
             times["fusion_before"] = median_ms(lambda: before.functions[name](*xs, outputs=outs))
         times["fusion_unfused"] = median_ms(lambda: unfused.functions[name](*xs))
         times["eager"] = median_ms(lambda: eager(name)(*xs))

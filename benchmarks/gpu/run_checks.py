@@ -37,10 +37,13 @@ def rel_error(out, ref):
 
 def inputs_for(fn, name, rows=None, shapes=None):
     """Fresh inputs; a dynamic size is `rows`, or each input's shape is
-    given in `shapes`."""
+    given in `shapes` (None where it is the signature's static size)."""
     xs = []
     for i, t in enumerate(fn.inputs):
-        shape = list(shapes[i]) if shapes else [rows if d is None else d for d in t.shape]
+        if shapes:
+            shape = [d if s is None else s for d, s in zip(t.shape, shapes[i])]
+        else:
+            shape = [rows if d is None else d for d in t.shape]
         x = torch.empty(shape, dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
         xs.append(x)
     if name == "adamw":

@@ -90,7 +90,8 @@ def compare(csv_path, scale, variant):
         lines = [l for l in f if l.startswith('"')]
     units = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
     for row in csv.DictReader(lines):
-        function = names.get(row["Kernel Name"])
+        # (A row kernel of dynamic length may run as <kernel>_elements.)
+        function = names.get(row["Kernel Name"].removesuffix("_elements"))
         if function is None:
             continue  # not one of ours (input initialization)
         value = float(row["Metric Value"].replace(",", "")) * units.get(row.get("Metric Unit", "byte"), 1)

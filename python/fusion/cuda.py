@@ -29,6 +29,17 @@ import threading
 
 from . import cpu, tools
 
+# The kernels read and write whole vectors of up to this many bytes from
+# the start of every buffer.
+_VECTOR_BYTES = 16
+
+
+def _aligned(x):
+    """`x` contiguous and starting on a vector boundary: copied where it is
+    not (a view such as x[1:] starts inside a vector)."""
+    x = x.contiguous()
+    return x.clone() if x.data_ptr() % _VECTOR_BYTES else x
+
 def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
             matmul_epilogue="library", matmul_backend="auto", matmul_tf32=False,
             suffix=""):
@@ -93,6 +104,9 @@ class Function:
                 raise cpu.SignatureError(f"{self.name}: {what} {i} has shape {tuple(shape)}, expected {t}")
             if outputs is not None and not x.is_contiguous():
                 raise cpu.SignatureError(f"{self.name}: output {i} is not contiguous")
+            if outputs is not None and x.data_ptr() % _VECTOR_BYTES:
+                raise cpu.SignatureError(
+                    f"{self.name}: output {i} does not start on a {_VECTOR_BYTES}-byte boundary")
 
     def output_shapes(self, tensors):
         return cpu.output_shapes(self.name, self.inputs, self.outputs,
@@ -113,7 +127,7 @@ class Function:
         self.check(tensors)
         if outputs is not None:
             self.check(tensors, outputs)
-        tensors = [x.contiguous() for x in tensors]
+        tensors = [_aligned(x) for x in tensors]
         device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
         if outputs is None:
             outputs = []

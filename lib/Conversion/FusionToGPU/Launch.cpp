@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -53,7 +54,8 @@ Value codegen::product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
 LogicalResult codegen::emitLaunch(
     OpBuilder &b, Location loc, KernelOp kernel, Value blocks, int64_t threads,
     function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
-    TypeRange shared, int64_t clusterBlocks, int64_t dynamicShared) {
+    TypeRange shared, int64_t clusterBlocks, int64_t dynamicShared,
+    StringRef nameSuffix) {
   Value one = indexConst(b, loc, 1);
   // A grid is at most 2^31 - 1 blocks wide; grid-stride loops cover more.
   blocks = arith::MinUIOp::create(b, loc, blocks,
@@ -64,7 +66,8 @@ LogicalResult codegen::emitLaunch(
     clusterX = indexConst(b, loc, clusterBlocks);
     clusterY = clusterZ = one;
   }
-  std::string name = kernel.getName().value_or("fusion_kernel").str();
+  std::string name =
+      (kernel.getName().value_or("fusion_kernel") + nameSuffix).str();
   auto launch = gpu::LaunchOp::create(
       b, loc, blocks, one, one, indexConst(b, loc, threads), one, one,
       dynamicShared ? arith::ConstantIntOp::create(b, loc, dynamicShared, 32)
@@ -110,4 +113,54 @@ std::pair<Value, Value> codegen::gridStride(OpBuilder &b, Location loc, Value bi
       b, loc, arith::MulIOp::create(b, loc, bid, blockSize), tid);
   Value stride = arith::MulIOp::create(b, loc, grid, blockSize);
   return {first, stride};
+}
+
+FailureOr<SmallVector<Value>> codegen::emitUnrolledLoop(
+    OpBuilder &b, Location loc, Value from, Value to, int64_t stride,
+    int64_t unrolled, ValueRange init,
+    function_ref<FailureOr<SmallVector<Value>>(OpBuilder &, ArrayRef<Value>,
+                                               ValueRange)>
+        body) {
+  auto loopOf = [&](Value first, Value last,
+                    int64_t count, ValueRange accs) -> FailureOr<scf::ForOp> {
+    auto loop = scf::ForOp::create(b, loc, first, last,
+                                   indexConst(b, loc, stride * count), accs);
+    // (Without loop-carried values the loop comes with its yield.)
+    if (accs.empty())
+      loop.getBody()->getTerminator()->erase();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> indices;
+    for (int64_t k = 0; k < count; ++k)
+      indices.push_back(arith::AddIOp::create(
+          b, loc, loop.getInductionVar(), indexConst(b, loc, k * stride)));
+    FailureOr<SmallVector<Value>> next =
+        body(b, indices, loop.getRegionIterArgs());
+    if (failed(next))
+      return failure();
+    scf::YieldOp::create(b, loc, *next);
+    return loop;
+  };
+  // The unrolled loop runs while its last index, i + reach, is below `to`;
+  // the rest starts where it stopped.
+  Value reach = indexConst(b, loc, stride * (unrolled - 1));
+  Value unrolledEnd = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, to, reach),
+      arith::SubIOp::create(b, loc, to, reach), indexConst(b, loc, 0));
+  FailureOr<scf::ForOp> main = loopOf(from, unrolledEnd, unrolled, init);
+  if (failed(main))
+    return failure();
+  Value step = indexConst(b, loc, stride * unrolled);
+  Value steps = arith::CeilDivUIOp::create(
+      b, loc,
+      arith::SubIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, unrolledEnd, from), from),
+      step);
+  Value restStart = arith::AddIOp::create(
+      b, loc, from, arith::MulIOp::create(b, loc, steps, step));
+  FailureOr<scf::ForOp> rest = loopOf(restStart, to, 1, main->getResults());
+  if (failed(rest))
+    return failure();
+  return SmallVector<Value>(rest->getResults());
 }

@@ -46,13 +46,14 @@ struct LaunchIds {
 
 /// A launch of `blocks` x `threads` (in clusters of `clusterBlocks` blocks,
 /// with `dynamicShared` bytes of dynamic shared memory, when given), named
-/// after the kernel; `body` fills it.
+/// after the kernel (plus `nameSuffix` where a kernel has several); `body`
+/// fills it.
 LogicalResult
 emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
            int64_t threads,
            function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,
            TypeRange shared = {}, int64_t clusterBlocks = 0,
-           int64_t dynamicShared = 0);
+           int64_t dynamicShared = 0, StringRef nameSuffix = "");
 
 /// The alignment of a vector access of `width` elements that starts on a
 /// multiple of `width` in a buffer whose rows are multiples of `width`
@@ -64,6 +65,19 @@ llvm::MaybeAlign vectorAlignment(Type element, int64_t width);
 /// rounded to the buffer's element type.
 void store(OpBuilder &b, Location loc, Value value, Value buffer,
            ArrayRef<Value> index);
+
+/// A loop over `from`, `from + stride`, ... below `to`, `unrolled` of them
+/// a step while they fit (so that their loads are issued together), then
+/// the rest one by one: `body` gets a step's indices and the loop-carried
+/// values and returns their next values; the result is the last of them.
+/// The body's builder is inside a new loop body each time: values it
+/// computes do not outlive the call (PointEvaluator::CacheScope).
+FailureOr<SmallVector<Value>> emitUnrolledLoop(
+    OpBuilder &b, Location loc, Value from, Value to, int64_t stride,
+    int64_t unrolled, ValueRange init,
+    function_ref<FailureOr<SmallVector<Value>>(OpBuilder &, ArrayRef<Value>,
+                                               ValueRange)>
+        body);
 
 /// The first global thread index and the stride of a grid-stride loop.
 std::pair<Value, Value> gridStride(OpBuilder &b, Location loc, Value bid,

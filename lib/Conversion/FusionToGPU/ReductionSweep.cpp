@@ -93,60 +93,34 @@ FailureOr<SmallVector<Value>> ReductionSweep::accumulate(
     OpBuilder &b, Value from, Value to, int64_t stride, int64_t unrolled,
     ValueRange init, bool lanes,
     function_ref<SmallVector<Value>(OpBuilder &, Value)> pointOf) {
-  auto sweep = [&](Value first, Value last, int64_t count,
-                   ValueRange accs) -> FailureOr<scf::ForOp> {
-    auto loop = scf::ForOp::create(b, loc, first, last,
-                                   indexConst(b, loc, stride * count), accs);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    PointEvaluator evaluator(b, loc, kernel, buffers.inputs, plan.getVector());
-    // Every load of the step first, then the combines in element order.
-    SmallVector<SmallVector<Value>> values(shape.reductions.size());
-    for (int64_t k = 0; k < count; ++k) {
-      Value element = arith::AddIOp::create(b, loc, loop.getInductionVar(),
-                                            indexConst(b, loc, k * stride));
-      SmallVector<Value> point = pointOf(b, element);
-      for (auto [ordinal, reduction] : llvm::enumerate(shape.reductions)) {
-        FailureOr<Value> x =
-            evaluator.eval(reduction->getOperand(0), point, lanes);
-        if (failed(x))
-          return failure();
-        values[ordinal].push_back(*x);
-      }
-    }
-    SmallVector<Value> next;
-    for (auto [reduction, acc, xs] :
-         llvm::zip(shape.reductions, loop.getRegionIterArgs(), values)) {
-      Value total = acc;
-      for (Value x : xs)
-        total = buildReductionCombine(b, loc, reduction, total, x);
-      next.push_back(total);
-    }
-    scf::YieldOp::create(b, loc, next);
-    return loop;
-  };
-  // The unrolled loop runs while its last element, e + reach, is below `to`;
-  // the rest starts where it stopped.
-  Value reach = indexConst(b, loc, stride * (unrolled - 1));
-  Value unrolledEnd = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, to, reach),
-      arith::SubIOp::create(b, loc, to, reach), indexConst(b, loc, 0));
-  FailureOr<scf::ForOp> main = sweep(from, unrolledEnd, unrolled, init);
-  if (failed(main))
-    return failure();
-  Value step = indexConst(b, loc, stride * unrolled);
-  Value steps = arith::CeilDivUIOp::create(
-      b, loc,
-      arith::SubIOp::create(
-          b, loc, arith::MaxUIOp::create(b, loc, unrolledEnd, from), from),
-      step);
-  Value restStart = arith::AddIOp::create(
-      b, loc, from, arith::MulIOp::create(b, loc, steps, step));
-  FailureOr<scf::ForOp> rest = sweep(restStart, to, 1, main->getResults());
-  if (failed(rest))
-    return failure();
-  return SmallVector<Value>(rest->getResults());
+  return emitUnrolledLoop(
+      b, loc, from, to, stride, unrolled, init,
+      [&](OpBuilder &b, ArrayRef<Value> elements,
+          ValueRange accs) -> FailureOr<SmallVector<Value>> {
+        PointEvaluator evaluator(b, loc, kernel, buffers.inputs,
+                                 plan.getVector());
+        // Every load of the step first, then the combines in element order.
+        SmallVector<SmallVector<Value>> values(shape.reductions.size());
+        for (Value element : elements) {
+          SmallVector<Value> point = pointOf(b, element);
+          for (auto [ordinal, reduction] : llvm::enumerate(shape.reductions)) {
+            FailureOr<Value> x =
+                evaluator.eval(reduction->getOperand(0), point, lanes);
+            if (failed(x))
+              return failure();
+            values[ordinal].push_back(*x);
+          }
+        }
+        SmallVector<Value> next;
+        for (auto [reduction, acc, xs] :
+             llvm::zip(shape.reductions, accs, values)) {
+          Value total = acc;
+          for (Value x : xs)
+            total = buildReductionCombine(b, loc, reduction, total, x);
+          next.push_back(total);
+        }
+        return next;
+      });
 }
 
 Value ReductionSweep::loadPartial(OpBuilder &b, Value buffer, Value offset) {

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -27,6 +28,38 @@
 using namespace mlir;
 using namespace mlir::fusion;
 using namespace mlir::fusion::codegen;
+
+// A streamed pass takes this many vectors a step, their loads issued
+// together, then the rest of its vectors one by one. (With 4, ptxas kept
+// 8 bytes on the stack in some kernels of the random graphs, no-spills.py.)
+static constexpr int64_t kStreamedVectors = 8;
+
+/// `m` where it is finite, else 0: the shift of an online sum, so that a
+/// row of -inf sums exp(-inf) = 0 and one with +inf overflows as the
+/// unshifted sum does.
+static Value finiteOrZero(OpBuilder &b, Location loc, Value m) {
+  Value finite = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, math::AbsFOp::create(b, loc, m),
+      f32Constant(b, loc, std::numeric_limits<double>::infinity(),
+                  m.getType()));
+  return arith::SelectOp::create(b, loc, finite, m,
+                                 f32Constant(b, loc, 0.0, m.getType()));
+}
+
+/// A sum of exp(y - shift(from)) rescaled to exp(y - shift(to)), `to` a max
+/// at least `from`. The factor is capped at 1: above 1 only where `from`
+/// is -inf (the sum is 0, and an uncapped factor could make it 0 * inf)
+/// or `to` is +inf (where the sum becomes +inf anyway).
+static Value rescaleOnlineSum(OpBuilder &b, Location loc, Value sum, Value from,
+                              Value to) {
+  Value exponent = arith::MinimumFOp::create(
+      b, loc,
+      arith::SubFOp::create(b, loc, finiteOrZero(b, loc, from),
+                            finiteOrZero(b, loc, to)),
+      f32Constant(b, loc, 0.0, sum.getType()));
+  return arith::MulFOp::create(b, loc, sum,
+                               math::ExpOp::create(b, loc, exponent));
+}
 
 LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                 KernelPlanAttr plan,
@@ -40,9 +73,10 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   int64_t rank = rowShape.size();
   // The plan: `splits` blocks (a cluster) per row, each owning `part`
   // columns (the last block fewer when they do not divide the row);
-  // `width`-element vectors; with `unrolled` vectors a thread held in
+  // `planWidth`-element vectors (a row of dynamic length: where its length
+  // is a multiple, else elements); with `unrolled` vectors a thread held in
   // registers, else every pass streams the row.
-  const int64_t threads = plan.getThreads(), width = plan.getVector(),
+  const int64_t threads = plan.getThreads(), planWidth = plan.getVector(),
                 splits = plan.getCluster();
   int64_t h = rowShape.back();
   int64_t part = getRowPart(plan, h);
@@ -52,7 +86,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   int64_t firstMasked = unrolled;
   if (unrolled) {
     int64_t shortest = h - (splits - 1) * part;
-    firstMasked = shortest / (threads * width);
+    firstMasked = shortest / (threads * planWidth);
   }
 
   // Row sizes: static, or traced to the input they come from.
@@ -71,7 +105,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   FailureOr<SmallVector<Value>> outerSizes = rowSizesOf(b);
   if (failed(outerSizes))
     return failure();
-  outerSizes->pop_back();
+  Value hostRowLength = outerSizes->pop_back_val();
   Value rows = product(b, loc, *outerSizes);
   Value blocks = rows;
   if (splits > 1)
@@ -84,215 +118,329 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   // reduction, in dynamic shared memory (gpu.launch does not take workgroup
   // attributions together with clusters).
   int64_t numSlots = reductions.size();
-  return emitLaunch(
-      b, loc, kernel, blocks, threads,
-      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
-        Value bid = ids.block, tid = ids.thread, grid = ids.grid;
-        // With a split, a cluster owns a row and block `partIndex` of the
-        // cluster the columns [partIndex * part, (partIndex + 1) * part).
-        Value partIndex = indexConst(b, loc, 0);
-        Value slots;
-        if (splits > 1) {
-          slots = clusterSlots(b, loc, numSlots);
-          Value clusterSize = indexConst(b, loc, splits);
-          partIndex = gpu::ClusterBlockIdOp::create(b, loc, gpu::Dimension::x);
-          bid = arith::DivUIOp::create(b, loc, bid, clusterSize);
-          grid = arith::DivUIOp::create(b, loc, grid, clusterSize);
-        }
-        Value partStart =
-            splits > 1 ? arith::MulIOp::create(b, loc, partIndex,
-                                               indexConst(b, loc, part))
-                             .getResult()
-                       : indexConst(b, loc, 0);
-        FailureOr<SmallVector<Value>> sizes = rowSizesOf(b);
-        if (failed(sizes))
-          return failure();
-        Value rowLength = sizes->back();
-        SmallVector<Value> innerRowSizes(ArrayRef<Value>(*sizes).drop_back());
-        Value count = product(b, loc, innerRowSizes);
-        auto rowLoop = scf::ForOp::create(b, loc, bid, count, grid);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(rowLoop.getBody());
-        SmallVector<Value> rowIndex =
-            delinearize(b, loc, rowLoop.getInductionVar(), innerRowSizes);
-        PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
-
-        // A pass of the block over its part of the row: thread `tid`
-        // visits the vectors at first, first + step, ... up to end.
-        Value first = arith::AddIOp::create(
-            b, loc, partStart,
-            arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
-        Value step = indexConst(b, loc, threads * width);
-        Value end = rowLength;
-        if (splits > 1)
-          end = arith::MinUIOp::create(
-              b, loc,
-              arith::AddIOp::create(b, loc, partStart,
-                                    indexConst(b, loc, part)),
-              rowLength);
-        auto columnsOf = [&](Value column) {
-          SmallVector<Value> index(rowIndex);
-          index.push_back(column);
-          return index;
-        };
-
-        // The columns this thread holds when the row is in registers. A
-        // masked vector past the end reads the part's last vector instead
-        // (in bounds, no branch) and is left out of reductions and stores.
-        SmallVector<Value> heldColumns, heldValid;
-        Value lastVector;
-        if (firstMasked < unrolled)
-          lastVector =
-              arith::SubIOp::create(b, loc, end, indexConst(b, loc, width));
-        for (int64_t k = 0; k < unrolled; ++k) {
-          Value column = arith::AddIOp::create(
-              b, loc, first, indexConst(b, loc, k * threads * width));
-          Value valid;
-          if (k >= firstMasked) {
-            valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          column, end);
-            column = arith::MinUIOp::create(b, loc, column, lastVector);
+  // The launch, in vectors of `width`.
+  auto launch = [&](int64_t width, StringRef nameSuffix) -> LogicalResult {
+    return emitLaunch(
+        b, loc, kernel, blocks, threads,
+        [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+          Value bid = ids.block, tid = ids.thread, grid = ids.grid;
+          // With a split, a cluster owns a row and block `partIndex` of the
+          // cluster the columns [partIndex * part, (partIndex + 1) * part).
+          Value partIndex = indexConst(b, loc, 0);
+          Value slots;
+          if (splits > 1) {
+            slots = clusterSlots(b, loc, numSlots);
+            Value clusterSize = indexConst(b, loc, splits);
+            partIndex =
+                gpu::ClusterBlockIdOp::create(b, loc, gpu::Dimension::x);
+            bid = arith::DivUIOp::create(b, loc, bid, clusterSize);
+            grid = arith::DivUIOp::create(b, loc, grid, clusterSize);
           }
-          heldColumns.push_back(column);
-          heldValid.push_back(valid);
-        }
+          Value partStart =
+              splits > 1 ? arith::MulIOp::create(b, loc, partIndex,
+                                                 indexConst(b, loc, part))
+                               .getResult()
+                         : indexConst(b, loc, 0);
+          FailureOr<SmallVector<Value>> sizes = rowSizesOf(b);
+          if (failed(sizes))
+            return failure();
+          Value rowLength = sizes->back();
+          SmallVector<Value> innerRowSizes(ArrayRef<Value>(*sizes).drop_back());
+          Value count = product(b, loc, innerRowSizes);
+          auto rowLoop = scf::ForOp::create(b, loc, bid, count, grid);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(rowLoop.getBody());
+          SmallVector<Value> rowIndex =
+              delinearize(b, loc, rowLoop.getInductionVar(), innerRowSizes);
+          PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
 
-        for (auto [ordinal, reduction] : llvm::enumerate(reductions)) {
-          Value identity =
-              buildReductionIdentity(b, loc, reduction, b.getF32Type());
-          auto partialOf = [&](Value column, Value acc) -> FailureOr<Value> {
-            FailureOr<Value> x = evaluator.eval(reduction->getOperand(0),
-                                                columnsOf(column), width > 1);
-            if (failed(x))
-              return failure();
-            Value partial = *x;
-            if (width > 1)
-              partial = vector::ReductionOp::create(
-                  b, loc, vectorCombiningKind(reduction), partial);
-            return buildReductionCombine(b, loc, reduction, acc, partial);
-          };
-          Value partial = identity;
-          if (unrolled) {
-            // Registers: values loaded or computed in earlier passes are
-            // reused (the evaluator keeps them).
-            for (auto [column, valid] : llvm::zip(heldColumns, heldValid)) {
-              FailureOr<Value> next = partialOf(column, partial);
-              if (failed(next))
-                return failure();
-              partial = valid ? arith::SelectOp::create(b, loc, valid, *next,
-                                                        partial)
-                                    .getResult()
-                              : *next;
-            }
-          } else {
-            auto pass = scf::ForOp::create(b, loc, first, end, step,
-                                           ValueRange{identity});
-            {
-              OpBuilder::InsertionGuard inner(b);
-              b.setInsertionPointToStart(pass.getBody());
-              PointEvaluator::CacheScope scope(evaluator);
-              FailureOr<Value> next = partialOf(pass.getInductionVar(),
-                                                pass.getRegionIterArgs()[0]);
-              if (failed(next))
-                return failure();
-              scf::YieldOp::create(b, loc, *next);
-            }
-            partial = pass.getResult(0);
-          }
-          Value total = gpu::AllReduceOp::create(
-              b, loc, partial,
-              gpu::AllReduceOperationAttr::get(b.getContext(),
-                                               allReduceKind(reduction)),
-              /*uniform=*/true);
+          // A pass of the block over its part of the row: thread `tid`
+          // visits the vectors at first, first + threads * width, ... below
+          // end.
+          Value first = arith::AddIOp::create(
+              b, loc, partStart,
+              arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
+          Value end = rowLength;
           if (splits > 1)
-            total = combineOverCluster(b, loc, reduction, total, slots,
-                                       ordinal, tid, splits);
-          if (isa<ReduceMeanOp>(reduction))
-            total = arith::DivFOp::create(
-                b, loc, total,
-                arith::UIToFPOp::create(
-                    b, loc, b.getF32Type(),
-                    arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
-                                                 rowLength)));
-          Type element = getElementTypeOrSelf(reduction->getResult(0));
-          if (!element.isF32())
-            total = extendToF32(b, loc, roundTo(b, loc, total, element));
-          evaluator.known[reduction->getResult(0)] = total;
-        }
+            end = arith::MinUIOp::create(
+                b, loc,
+                arith::AddIOp::create(b, loc, partStart,
+                                      indexConst(b, loc, part)),
+                rowLength);
+          auto columnsOf = [&](Value column) {
+            SmallVector<Value> index(rowIndex);
+            index.push_back(column);
+            return index;
+          };
 
-        // The outputs: full rows in a last pass (from registers when the row
-        // is held), per-row values by thread 0.
-        scf::ForOp write;
-        if (!unrolled)
-          write = scf::ForOp::create(b, loc, first, end, step);
-        Value isFirst = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                  indexConst(b, loc, 0)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, partIndex,
-                                  indexConst(b, loc, 0)));
-        auto perRow = scf::IfOp::create(b, loc, isFirst);
-        auto outputs = llvm::zip(kernel.getYield().getValues(), buffers.outputs);
-        auto isFullRow = [&](Value value) { return shapeOf(value) == rowShape; };
-        {
-          // Full rows: one pass, whose loads serve every output.
-          OpBuilder::InsertionGuard inner(b);
-          if (unrolled)
-            b.setInsertionPoint(perRow);
-          else
-            b.setInsertionPoint(write.getBody()->getTerminator());
-          PointEvaluator::CacheScope scope(evaluator);
-          for (auto [value, buffer] : outputs) {
-            if (!isFullRow(value))
+          // The columns this thread holds when the row is in registers. A
+          // masked vector past the end reads the part's last vector instead
+          // (in bounds, no branch) and is left out of reductions and stores.
+          SmallVector<Value> heldColumns, heldValid;
+          Value lastVector;
+          if (firstMasked < unrolled)
+            lastVector =
+                arith::SubIOp::create(b, loc, end, indexConst(b, loc, width));
+          for (int64_t k = 0; k < unrolled; ++k) {
+            Value column = arith::AddIOp::create(
+                b, loc, first, indexConst(b, loc, k * threads * width));
+            Value valid;
+            if (k >= firstMasked) {
+              valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            column, end);
+              column = arith::MinUIOp::create(b, loc, column, lastVector);
+            }
+            heldColumns.push_back(column);
+            heldValid.push_back(valid);
+          }
+
+          auto allReduce = [&](Operation *reduction, Value partial) -> Value {
+            Value total = gpu::AllReduceOp::create(
+                b, loc, partial,
+                gpu::AllReduceOperationAttr::get(b.getContext(),
+                                                 allReduceKind(reduction)),
+                /*uniform=*/true);
+            if (splits > 1)
+              total = combineOverCluster(b, loc, reduction, total, slots,
+                                         llvm::find(reductions, reduction) -
+                                             reductions.begin(),
+                                         tid, splits);
+            return total;
+          };
+          for (Operation *reduction : reductions) {
+            // A streamed row computes an online sum in its max's pass.
+            const OnlineSum *online =
+                unrolled ? nullptr : shape->findOnlineSum(reduction);
+            if (online && online->sum == reduction)
               continue;
-            SmallVector<Value> columns =
-                unrolled ? heldColumns
-                         : SmallVector<Value>{write.getInductionVar()};
-            SmallVector<Value> valid =
-                unrolled ? heldValid : SmallVector<Value>{Value()};
-            for (auto [column, isValid] : llvm::zip(columns, valid)) {
-              SmallVector<Value> index = columnsOf(column);
-              FailureOr<Value> v = evaluator.eval(value, index, width > 1);
+            Value identity =
+                buildReductionIdentity(b, loc, reduction, b.getF32Type());
+            auto partialOf = [&](Value x, Value acc) -> Value {
+              if (width > 1)
+                x = vector::ReductionOp::create(
+                    b, loc, vectorCombiningKind(reduction), x);
+              return buildReductionCombine(b, loc, reduction, acc, x);
+            };
+            // The thread's partial, and with an online sum the thread's sum
+            // of exp(y - its max).
+            Value partial = identity, onlinePartial;
+            if (unrolled) {
+              // Registers: values loaded or computed in earlier passes are
+              // reused (the evaluator keeps them).
+              for (auto [column, valid] : llvm::zip(heldColumns, heldValid)) {
+                FailureOr<Value> x = evaluator.eval(
+                    reduction->getOperand(0), columnsOf(column), width > 1);
+                if (failed(x))
+                  return failure();
+                Value next = partialOf(*x, partial);
+                partial = valid ? arith::SelectOp::create(b, loc, valid, next,
+                                                          partial)
+                                      .getResult()
+                                : next;
+              }
+            } else {
+              SmallVector<Value> init{identity};
+              if (online)
+                init.push_back(f32Constant(b, loc, 0.0, b.getF32Type()));
+              FailureOr<SmallVector<Value>> partials = emitUnrolledLoop(
+                  b, loc, first, end, threads * width, kStreamedVectors, init,
+                  [&](OpBuilder &b, ArrayRef<Value> columns,
+                      ValueRange accs) -> FailureOr<SmallVector<Value>> {
+                    PointEvaluator::CacheScope scope(evaluator);
+                    SmallVector<Value> xs;
+                    for (Value column : columns) {
+                      FailureOr<Value> x =
+                          evaluator.eval(reduction->getOperand(0),
+                                         columnsOf(column), width > 1);
+                      if (failed(x))
+                        return failure();
+                      xs.push_back(*x);
+                    }
+                    Value acc = accs[0];
+                    for (Value x : xs)
+                      acc = partialOf(x, acc);
+                    if (!online)
+                      return SmallVector<Value>{acc};
+                    // The running sum follows the running max, then takes
+                    // the step's terms.
+                    Value sum = rescaleOnlineSum(b, loc, accs[1], accs[0], acc);
+                    Value shift = finiteOrZero(b, loc, acc);
+                    for (Value x : xs) {
+                      Value terms = math::ExpOp::create(
+                          b, loc,
+                          arith::SubFOp::create(
+                              b, loc, x,
+                              width > 1 ? vector::BroadcastOp::create(
+                                              b, loc, x.getType(), shift)
+                                              .getResult()
+                                        : shift));
+                      if (width > 1)
+                        terms = vector::ReductionOp::create(
+                            b, loc, vector::CombiningKind::ADD, terms);
+                      sum = arith::AddFOp::create(b, loc, sum, terms);
+                    }
+                    return SmallVector<Value>{acc, sum};
+                  });
+              if (failed(partials))
+                return failure();
+              partial = (*partials)[0];
+              if (online)
+                onlinePartial = (*partials)[1];
+            }
+            Value total = allReduce(reduction, partial);
+            if (isa<ReduceMeanOp>(reduction))
+              total = arith::DivFOp::create(
+                  b, loc, total,
+                  arith::UIToFPOp::create(
+                      b, loc, b.getF32Type(),
+                      arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                   rowLength)));
+            Type element = getElementTypeOrSelf(reduction->getResult(0));
+            if (!element.isF32())
+              total = extendToF32(b, loc, roundTo(b, loc, total, element));
+            evaluator.known[reduction->getResult(0)] = total;
+            if (!online)
+              continue;
+            // The sum of exp(y - max) over the row, then of exp(y - c): c is
+            // a value per row, known once the max is.
+            Value rowSum =
+                allReduce(online->sum, rescaleOnlineSum(b, loc, onlinePartial,
+                                                        partial, total));
+            SmallVector<Value> shiftIndex;
+            ArrayRef<int64_t> shiftShape = shapeOf(online->shift);
+            for (auto [d, size] : llvm::enumerate(shiftShape))
+              shiftIndex.push_back(size == 1 ? indexConst(b, loc, 0)
+                                             : columnsOf(first)[d]);
+            FailureOr<Value> c =
+                evaluator.eval(online->shift, shiftIndex, /*lanes=*/false);
+            if (failed(c))
+              return failure();
+            evaluator.known[online->sum->getResult(0)] = arith::MulFOp::create(
+                b, loc, rowSum,
+                math::ExpOp::create(
+                    b, loc,
+                    arith::SubFOp::create(b, loc, finiteOrZero(b, loc, total),
+                                          *c)));
+          }
+
+          // The outputs: full rows in a last pass (from registers when the row
+          // is held), per-row values by thread 0.
+          auto outputs =
+              llvm::zip(kernel.getYield().getValues(), buffers.outputs);
+          auto isFullRow = [&](Value value) {
+            return shapeOf(value) == rowShape;
+          };
+          // Every full-row output at `columns`; with `valid`, a store only
+          // where it holds. Streamed, all values are computed before the
+          // first store, so that the step's loads are issued together (a
+          // store may alias an input).
+          auto writeFullRows = [&](ArrayRef<Value> columns,
+                                   ArrayRef<Value> valid) -> LogicalResult {
+            PointEvaluator::CacheScope scope(evaluator);
+            SmallVector<std::tuple<Value, Value, SmallVector<Value>, Value>>
+                stores;
+            auto storeAll = [&] {
+              for (auto &[v, buffer, index, isValid] : stores) {
+                if (!isValid) {
+                  store(b, loc, v, buffer, index);
+                  continue;
+                }
+                auto inBounds = scf::IfOp::create(b, loc, isValid);
+                OpBuilder::InsertionGuard storeGuard(b);
+                b.setInsertionPoint(inBounds.thenBlock()->getTerminator());
+                store(b, loc, v, buffer, index);
+              }
+              stores.clear();
+            };
+            for (auto [value, buffer] : outputs) {
+              if (!isFullRow(value))
+                continue;
+              for (auto [column, isValid] : llvm::zip(columns, valid)) {
+                SmallVector<Value> index = columnsOf(column);
+                FailureOr<Value> v = evaluator.eval(value, index, width > 1);
+                if (failed(v))
+                  return failure();
+                stores.emplace_back(*v, buffer, index, isValid);
+                if (unrolled)
+                  storeAll();
+              }
+            }
+            storeAll();
+            return success();
+          };
+          if (unrolled) {
+            if (failed(writeFullRows(heldColumns, heldValid)))
+              return failure();
+          } else if (llvm::any_of(kernel.getYield().getValues(), isFullRow)) {
+            FailureOr<SmallVector<Value>> written = emitUnrolledLoop(
+                b, loc, first, end, threads * width, kStreamedVectors, {},
+                [&](OpBuilder &, ArrayRef<Value> columns,
+                    ValueRange) -> FailureOr<SmallVector<Value>> {
+                  if (failed(writeFullRows(columns,
+                                           SmallVector<Value>(columns.size()))))
+                    return failure();
+                  return SmallVector<Value>{};
+                });
+            if (failed(written))
+              return failure();
+          }
+          Value isFirst = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                    indexConst(b, loc, 0)),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, partIndex,
+                                    indexConst(b, loc, 0)));
+          auto perRow = scf::IfOp::create(b, loc, isFirst);
+          {
+            // Values per row ([R...] or [R..., 1]).
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPoint(perRow.thenBlock()->getTerminator());
+            PointEvaluator::CacheScope scope(evaluator);
+            for (auto [value, buffer] : outputs) {
+              if (isFullRow(value))
+                continue;
+              SmallVector<Value> index(rowIndex);
+              if (static_cast<int64_t>(shapeOf(value).size()) == rank)
+                index.push_back(indexConst(b, loc, 0));
+              FailureOr<Value> v = evaluator.eval(value, index, false);
               if (failed(v))
                 return failure();
-              if (!isValid) {
-                store(b, loc, *v, buffer, index);
-                continue;
-              }
-              auto inBounds = scf::IfOp::create(b, loc, isValid);
-              OpBuilder::InsertionGuard storeGuard(b);
-              b.setInsertionPoint(inBounds.thenBlock()->getTerminator());
               store(b, loc, *v, buffer, index);
             }
           }
-        }
-        {
-          // Values per row ([R...] or [R..., 1]).
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPoint(perRow.thenBlock()->getTerminator());
-          PointEvaluator::CacheScope scope(evaluator);
-          for (auto [value, buffer] : outputs) {
-            if (isFullRow(value))
-              continue;
-            SmallVector<Value> index(rowIndex);
-            if (static_cast<int64_t>(shapeOf(value).size()) == rank)
-              index.push_back(indexConst(b, loc, 0));
-            FailureOr<Value> v = evaluator.eval(value, index, false);
-            if (failed(v))
-              return failure();
-            store(b, loc, *v, buffer, index);
-          }
-        }
-        b.setInsertionPointAfter(perRow);
-        // The next row's reductions reuse the shared memory; with a split,
-        // the other blocks' slots too (and a block's shared memory must
-        // outlive the reads of its cluster).
-        if (splits > 1)
-          clusterBarrier(b, loc);
-        else
-          gpu::BarrierOp::create(b, loc);
-        return success();
-      },
-      /*shared=*/{}, splits > 1 ? splits : 0,
-      splits > 1 ? numSlots * int64_t(sizeof(float)) : 0);
+          b.setInsertionPointAfter(perRow);
+          // The next row's reductions reuse the shared memory; with a
+          // split, the other blocks' slots too (and a block's shared memory
+          // must outlive the reads of its cluster).
+          if (splits > 1)
+            clusterBarrier(b, loc);
+          else
+            gpu::BarrierOp::create(b, loc);
+          return success();
+        },
+        /*shared=*/{}, splits > 1 ? splits : 0,
+        splits > 1 ? numSlots * int64_t(sizeof(float)) : 0, nameSuffix);
+  };
+  if (!ShapedType::isDynamic(h) || planWidth == 1)
+    return launch(planWidth, "");
+  // The length is known at run time: a launch in vectors where it is a
+  // multiple of their width (then every row starts on one), else one element
+  // by element. (One kernel with both under a branch had ptxas keep
+  // convergence state on the stack.)
+  Value whole = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, hostRowLength,
+                             indexConst(b, loc, planWidth)),
+      indexConst(b, loc, 0));
+  auto byWidth = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
+  for (auto [block, width, suffix] :
+       {std::make_tuple(byWidth.thenBlock(), planWidth, StringRef()),
+        std::make_tuple(byWidth.elseBlock(), int64_t(1),
+                        StringRef("_elements"))}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(block->getTerminator());
+    if (failed(launch(width, suffix)))
+      return failure();
+  }
+  return success();
 }

@@ -98,13 +98,17 @@ func.func @wide(%x: tensor<4x131072xbf16>) -> tensor<4x131072xbf16> {
 // -----
 
 // A row that would need more than 8 blocks (a portable cluster's limit; 32
-// here) is planned streamed: one block, one loop over the row per pass.
+// here) is planned streamed: one block, one pass over the row for the max
+// and the sum together (rows.mlir, @online), one that writes.
 // CHECK-LABEL: func.func @wide_unsplit
 // CHECK: gpu.launch blocks
-// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args{{.*}} -> (f32, f32)
 // CHECK: gpu.all_reduce maximumf
-// CHECK: scf.for {{.*}} iter_args
+// CHECK-NEXT: }
+// CHECK-NOT: scf.for
 // CHECK: gpu.all_reduce add
+// CHECK: scf.for
+// CHECK: vector.store
 func.func @wide_unsplit(%x: tensor<4x524288xf32>) -> tensor<4x524288xf32> {
   %0 = fusion.softmax %x axis = 1 : tensor<4x524288xf32>
   return %0 : tensor<4x524288xf32>

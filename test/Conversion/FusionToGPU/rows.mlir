@@ -25,14 +25,19 @@ func.func @held(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
 
 // -----
 
-// The same kernel streamed by hand: a loop over the row per pass, each
-// loading it again.
+// The same kernel streamed by hand: loops over the row per pass, each
+// loading it again; 8 vectors a step, all loaded before they are used,
+// then the rest one by one.
 // CHECK-LABEL: func.func @streamed
 // CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c128
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: vector.load {{.*}} : memref<64x4096xf32>, vector<4xf32>
+// CHECK: scf.for {{.*}} step %c4096{{.*}} iter_args
+// CHECK-COUNT-8: vector.load {{.*}} : memref<64x4096xf32>, vector<4xf32>
+// CHECK-NEXT: vector.reduction <maximumf>
+// CHECK: scf.for {{.*}} step %c512{{.*}} iter_args
 // CHECK: gpu.all_reduce maximumf
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c4096
+// CHECK-COUNT-8: vector.store
+// CHECK: scf.for {{.*}} step %c512
 // CHECK: vector.load {{.*}} : memref<64x4096xf32>, vector<4xf32>
 // CHECK: vector.store
 func.func @streamed(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
@@ -41,6 +46,48 @@ func.func @streamed(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
     %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
     %d = fusion.sub %a, %m : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
     fusion.yield %d : tensor<64x4096xf32>
+  }
+  return %0 : tensor<64x4096xf32>
+}
+
+// -----
+
+// Softmax streamed: its sum of exp(x - max) is computed in the max's pass
+// ("online"): each thread carries its running max and sum, rescaling the
+// sum by exp(old max - new max) (capped at 1) when the max grows, with a
+// shift of 0 where the max is not finite; the block sum is rescaled to the
+// row's max. Then the pass that writes: one read of the row fewer.
+// CHECK-LABEL: func.func @online
+// CHECK: %[[PASS:.+]]:2 = scf.for {{.*}} iter_args(%[[MAX:.+]] = %cst{{.*}}, %[[SUM:.+]] = %cst{{.*}}) -> (f32, f32)
+// CHECK-COUNT-8: vector.load
+// CHECK-COUNT-7: arith.maximumf
+// CHECK: %[[STEPMAX:.+]] = arith.maximumf
+// CHECK: %[[ABS:.+]] = math.absf %[[MAX]]
+// CHECK: arith.cmpf olt, %[[ABS]]
+// CHECK: arith.minimumf
+// CHECK: %[[FACTOR:.+]] = math.exp
+// CHECK: arith.mulf %[[SUM]], %[[FACTOR]]
+// CHECK-COUNT-8: math.exp {{.*}} : vector<4xf32>
+// CHECK: scf.yield %[[STEPMAX]], %{{.+}} : f32, f32
+// CHECK: %[[REST:.+]]:2 = scf.for
+// CHECK: %[[ROWMAX:.+]] = gpu.all_reduce maximumf %[[REST]]#0
+// CHECK: math.exp
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[REST]]#1
+// CHECK: gpu.all_reduce add %[[SCALED]]
+// CHECK: scf.for
+// CHECK: vector.load
+// CHECK: math.exp
+// CHECK: nvvm.div.full
+// CHECK: vector.store
+func.func @online(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  %0 = fusion.kernel row_reduction "online" (%x) {plan = #fusion.plan<rows, threads = 128, vector = 4, row = streamed, cluster = 1, passes = [2]>} : (tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  ^bb0(%a: tensor<64x4096xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %a, %m : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+    %e = fusion.exp %d : tensor<64x4096xf32>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
+    %y = fusion.div %e, %s : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+    fusion.yield %y : tensor<64x4096xf32>
   }
   return %0 : tensor<64x4096xf32>
 }
@@ -113,4 +160,29 @@ func.func @sliced_rows(%x: tensor<8x96xf32>) -> tensor<8xf32> {
     fusion.yield %r : tensor<8xf32>
   }
   return %0 : tensor<8xf32>
+}
+
+// -----
+
+// A row of dynamic length in vectors of 4: a launch in vectors where the
+// length is a multiple of 4, else one element by element, chosen on the
+// host.
+// CHECK-LABEL: func.func @dynamic_vectors
+// CHECK: %[[LENGTH:.+]] = memref.dim %arg0, %c1
+// CHECK: %[[REM:.+]] = arith.remui %[[LENGTH]], %c4
+// CHECK: %[[WHOLE:.+]] = arith.cmpi eq, %[[REM]], %c0
+// CHECK: scf.if %[[WHOLE]] {
+// CHECK: gpu.launch {{.*}} function(@dynamic_vectors) {
+// CHECK: vector.load {{.*}} : memref<64x?xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: gpu.launch {{.*}} function(@dynamic_vectors_elements) {
+// CHECK-NOT: vector.load
+// CHECK: memref.load {{.*}} : memref<64x?xf32>
+func.func @dynamic_vectors(%x: tensor<64x?xf32>) -> tensor<64xf32> {
+  %0 = fusion.kernel wide_row "dynamic_vectors" (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<64x?xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x?xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<64x?xf32> -> tensor<64xf32>
+    fusion.yield %s : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
 }

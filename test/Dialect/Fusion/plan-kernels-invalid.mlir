@@ -53,15 +53,16 @@ func.func @plan_cluster_too_big(%x: tensor<8x131072xf32>) -> tensor<8xf32> {
 
 // -----
 
-func.func @plan_dynamic_vector(%x: tensor<8x?xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{plan does not fit: a row of dynamic length is streamed by one block with scalar accesses}}
-  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<8x?xf32>) -> tensor<8xf32> {
+func.func @plan_dynamic_held(%x: tensor<8x?xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{plan does not fit: a row of dynamic length is streamed by one block (cluster = 1, row = streamed)}}
+  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = registers, cluster = 1, passes = [1]>} : (tensor<8x?xf32>) -> tensor<8xf32> {
   ^bb0(%a: tensor<8x?xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<8x?xf32> -> tensor<8xf32>
     fusion.yield %s : tensor<8xf32>
   }
   return %0 : tensor<8xf32>
 }
+
 
 // -----
 

@@ -37,12 +37,12 @@ func.func @streamed(%x: tensor<64x262144xf32>, %w: tensor<262144xf32>) -> tensor
   return %0 : tensor<64x262144xf32>
 }
 
-// 131072 bf16 over a cluster of 8 parts of 16384 (2048 vectors of 8; the
-// blocks of a full cluster hold at most 8 vectors a thread: 256 threads).
-// Without clusters (sm_80) one block would stream each row; a kernel of
-// reductions only is split over blocks instead.
+// A sum over rows of 131072 bf16 would be held in a cluster of 8 parts,
+// but it reads its row once anyway: streamed rather than held, and as a
+// kernel whose outputs are its reductions, split over blocks (8 per row
+// here, to fill the chip). Likewise without clusters (sm_80).
 // CHECK-LABEL: func @split
-// CHECK: plan = #fusion.plan<cluster_rows, threads = 256, vector = 8, row = registers, cluster = 8, passes = [1]>
+// CHECK: plan = #fusion.plan<split_reduction, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1]>
 // SM80-LABEL: func @split
 // SM80: plan = #fusion.plan<split_reduction, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1]>
 func.func @split(%x: tensor<8x131072xbf16>) -> tensor<8xbf16> {
@@ -54,10 +54,12 @@ func.func @split(%x: tensor<8x131072xbf16>) -> tensor<8xbf16> {
   return %0 : tensor<8xbf16>
 }
 
-// A row of dynamic length is streamed with scalars: the max pass, the sum
-// pass and the write pass each read %x.
+// A row of dynamic length is streamed, in vectors of 4 f32 where its
+// length is a multiple of 4 at run time (else element by element): the
+// pass of the max and of the sum of exp(x - max) together (an online sum),
+// then the write pass, each read %x.
 // CHECK-LABEL: func @dynamic
-// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 1, row = streamed, cluster = 1, passes = [3]>
+// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [2]>
 func.func @dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %0 = fusion.kernel wide_row (%x) : (tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%a: tensor<?x?xf32>):
@@ -69,6 +71,79 @@ func.func @dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
     fusion.yield %y : tensor<?x?xf32>
   }
   return %0 : tensor<?x?xf32>
+}
+
+// logsumexp as fusion-decompose writes it: the sum's shift is the max
+// where it is finite, else 0 (a value per row computed from the max), and
+// the max over a size-1 axis is no real reduction. One pass reads %x.
+// CHECK-LABEL: func @dynamic_logsumexp
+// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>
+func.func @dynamic_logsumexp(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %0 = fusion.kernel wide_row (%x) : (tensor<?x?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: tensor<?x?xf32>):
+    %zero = fusion.constant dense<0.0> : tensor<f32>
+    %inf = fusion.constant dense<0x7F800000> : tensor<f32>
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %abs = fusion.abs %m : tensor<?x1xf32>
+    %finite = fusion.cmp lt, %abs, %inf : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xi1>
+    %c = fusion.select %finite, %m, %zero : (tensor<?x1xi1>, tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+    %d = fusion.sub %a, %c : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    %e = fusion.exp %d : tensor<?x?xf32>
+    %s = fusion.reduce_sum %e axes = [1] : tensor<?x?xf32> -> tensor<?xf32>
+    %cm = fusion.reduce_max %c axes = [1] : tensor<?x1xf32> -> tensor<?xf32>
+    %l = fusion.log %s : tensor<?xf32>
+    %r = fusion.add %l, %cm : tensor<?xf32>
+    fusion.yield %r : tensor<?xf32>
+  }
+  return %0 : tensor<?xf32>
+}
+
+// The same over rows of 32768 bf16 (a cluster of 2 would hold them): one
+// pass suffices, so 128 threads stream the row.
+// CHECK-LABEL: func @logsumexp_streamed
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 8, row = streamed, cluster = 1, passes = [1]>
+func.func @logsumexp_streamed(%x: tensor<64x32768xbf16>) -> tensor<64xf32> {
+  %0 = fusion.kernel row_reduction (%x) : (tensor<64x32768xbf16>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x32768xbf16>):
+    %zero = fusion.constant dense<0.0> : tensor<f32>
+    %inf = fusion.constant dense<0x7F800000> : tensor<f32>
+    %af = fusion.convert %a : tensor<64x32768xbf16> to tensor<64x32768xf32>
+    %m = fusion.reduce_max %af axes = [1] keep_dims : tensor<64x32768xf32> -> tensor<64x1xf32>
+    %abs = fusion.abs %m : tensor<64x1xf32>
+    %finite = fusion.cmp lt, %abs, %inf : (tensor<64x1xf32>, tensor<f32>) -> tensor<64x1xi1>
+    %c = fusion.select %finite, %m, %zero : (tensor<64x1xi1>, tensor<64x1xf32>, tensor<f32>) -> tensor<64x1xf32>
+    %d = fusion.sub %af, %c : (tensor<64x32768xf32>, tensor<64x1xf32>) -> tensor<64x32768xf32>
+    %e = fusion.exp %d : tensor<64x32768xf32>
+    %s = fusion.reduce_sum %e axes = [1] : tensor<64x32768xf32> -> tensor<64xf32>
+    %cm = fusion.reduce_max %c axes = [1] : tensor<64x1xf32> -> tensor<64xf32>
+    %l = fusion.log %s : tensor<64xf32>
+    %r = fusion.add %l, %cm : tensor<64xf32>
+    fusion.yield %r : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
+// No online sum where the exponent's row is not the max's (exp(2x - max
+// x)), nor where the shift reads a reduction after the max: a pass each.
+// CHECK-LABEL: func @dynamic_unpaired
+// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [5]>
+func.func @dynamic_unpaired(%x: tensor<?x?xf32>) -> (tensor<?x1xf32>, tensor<?x1xf32>) {
+  %0:2 = fusion.kernel wide_row (%x) : (tensor<?x?xf32>) -> (tensor<?x1xf32>, tensor<?x1xf32>) {
+  ^bb0(%a: tensor<?x?xf32>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %a2 = fusion.add %a, %a : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    %d = fusion.sub %a2, %m : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    %e = fusion.exp %d : tensor<?x?xf32>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %m2 = fusion.reduce_max %a2 axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %late = fusion.reduce_min %a axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %d2 = fusion.sub %a2, %late : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    %e2 = fusion.exp %d2 : tensor<?x?xf32>
+    %s2 = fusion.reduce_sum %e2 axes = [1] keep_dims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %t = fusion.add %s, %m2 : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
+    fusion.yield %t, %s2 : tensor<?x1xf32>, tensor<?x1xf32>
+  }
+  return %0#0, %0#1 : tensor<?x1xf32>, tensor<?x1xf32>
 }
 
 // Widths that no vector divides are read element by element, at least

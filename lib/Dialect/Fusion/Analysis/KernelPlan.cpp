@@ -74,6 +74,74 @@ getReductions(KernelOp kernel, StringRef what, std::string &reason) {
   return reductions;
 }
 
+/// The reductions among `reductions` that `value` reads.
+static SmallVector<Operation *>
+reductionsReadBy(Value value, ArrayRef<Operation *> reductions) {
+  SmallVector<Operation *> read;
+  DenseSet<Value> visited;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!visited.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      continue;
+    if (llvm::is_contained(reductions, def)) {
+      read.push_back(def);
+      continue;
+    }
+    llvm::append_range(work, def->getOperands());
+  }
+  return read;
+}
+
+/// The sums of exp(y - c) of a row kernel that pair with a max of y
+/// (OnlineSum).
+static SmallVector<OnlineSum> findOnlineSums(const RowKernelShape &row) {
+  auto isF32 = [](Value v) { return getElementTypeOrSelf(v).isF32(); };
+  SmallVector<OnlineSum> found;
+  for (auto [position, sum] : llvm::enumerate(row.reductions)) {
+    if (!isa<ReduceSumOp>(sum))
+      continue;
+    auto exp = sum->getOperand(0).getDefiningOp<ExpOp>();
+    auto sub = exp ? exp.getX().getDefiningOp<SubOp>() : SubOp();
+    if (!sub || !isF32(sum->getResult(0)) || !isF32(exp.getResult()) ||
+        !isF32(sub.getResult()))
+      continue;
+    // c broadcasts along the row: [R..., 1], or 1 in some of R too.
+    Value y = sub.getLhs(), c = sub.getRhs();
+    ArrayRef<int64_t> cShape = shapeOf(c);
+    auto perRow = [&] {
+      if (cShape.size() != row.rowShape.size() || cShape.back() != 1)
+        return false;
+      for (auto [size, rowSize] : llvm::zip(cShape, row.rowShape))
+        if (size != 1 && size != rowSize)
+          return false;
+      return true;
+    };
+    if (shapeOf(y) != row.rowShape || !perRow())
+      continue;
+    ArrayRef<Operation *> before = ArrayRef(row.reductions).take_front(position);
+    auto max = llvm::find_if(before, [&](Operation *r) {
+      return isa<ReduceMaxOp>(r) && r->getOperand(0) == y;
+    });
+    if (max == before.end())
+      continue;
+    // c is evaluated once the max's pass is done.
+    ArrayRef<Operation *> upToMax(before.begin(), max + 1);
+    if (!llvm::all_of(reductionsReadBy(c, row.reductions), [&](Operation *r) {
+          return llvm::is_contained(upToMax, r);
+        }))
+      continue;
+    // A max pairs with one sum.
+    if (llvm::any_of(found, [&](const OnlineSum &o) { return o.max == *max; }))
+      continue;
+    found.push_back({*max, sum, y, c});
+  }
+  return found;
+}
+
 FailureOr<RowKernelShape> fusion::getRowKernelShape(KernelOp kernel,
                                                     std::string &reason) {
   FailureOr<SmallVector<Operation *>> reductions =
@@ -101,7 +169,15 @@ FailureOr<RowKernelShape> fusion::getRowKernelShape(KernelOp kernel,
       return failure();
     }
   }
+  row.onlineSums = findOnlineSums(row);
   return row;
+}
+
+const OnlineSum *RowKernelShape::findOnlineSum(Operation *reduction) const {
+  for (const OnlineSum &online : onlineSums)
+    if (online.max == reduction || online.sum == reduction)
+      return &online;
+  return nullptr;
 }
 
 FailureOr<ReductionKernelShape>
@@ -219,21 +295,33 @@ int64_t fusion::getVectorLanes(KernelOp kernel, const GpuTarget &target) {
   return target.vectorBytes / smallest;
 }
 
-int64_t fusion::getInnermostVectorWidth(KernelOp kernel,
-                                        const GpuTarget &target,
-                                        int64_t innermost) {
-  int64_t width = getVectorLanes(kernel, target);
-  if (ShapedType::isDynamic(innermost) || innermost % width != 0)
-    return 1;
-  // Every input read along the innermost dimension must allow vector loads:
-  // an innermost size that keeps its rows aligned (a size of 1 broadcasts).
+/// Whether every input read along the innermost dimension allows vector
+/// loads of `width`: a static innermost size that keeps its rows aligned (a
+/// size of 1 broadcasts); a dynamic one is left to the caller.
+static bool inputsAllowVectors(KernelOp kernel, int64_t width) {
   for (Type type : kernel.getInputs().getTypes()) {
     ArrayRef<int64_t> shape = cast<RankedTensorType>(type).getShape();
     if (!shape.empty() && !ShapedType::isDynamic(shape.back()) &&
         shape.back() != 1 && shape.back() % width != 0)
-      return 1;
+      return false;
   }
+  return true;
+}
+
+int64_t fusion::getInnermostVectorWidth(KernelOp kernel,
+                                        const GpuTarget &target,
+                                        int64_t innermost) {
+  int64_t width = getVectorLanes(kernel, target);
+  if (ShapedType::isDynamic(innermost) || innermost % width != 0 ||
+      !inputsAllowVectors(kernel, width))
+    return 1;
   return width;
+}
+
+int64_t fusion::getDynamicRowVectorWidth(KernelOp kernel,
+                                         const GpuTarget &target) {
+  int64_t width = getVectorLanes(kernel, target);
+  return inputsAllowVectors(kernel, width) ? width : 1;
 }
 
 /// The most vectors (of `width` elements) a row plan has a thread of a
@@ -306,8 +394,8 @@ static bool fitsElementwise(KernelOp kernel) {
 }
 
 /// Reads of each input by a row kernel: once when the row is held; when it
-/// is streamed, once per pass that reaches the input (a pass per reduction,
-/// then one that writes the full-row outputs).
+/// is streamed, once per pass that reaches the input (a pass per reduction
+/// but online sums, then one that writes the full-row outputs).
 static SmallVector<int64_t> rowPasses(KernelOp kernel,
                                       const RowKernelShape &row,
                                       bool streamed) {
@@ -320,7 +408,10 @@ static SmallVector<int64_t> rowPasses(KernelOp kernel,
         ++passes[input];
     };
     for (Operation *reduction : row.reductions) {
-      count({reduction->getOperand(0)});
+      // An online sum is computed in its max's pass.
+      const OnlineSum *online = row.findOnlineSum(reduction);
+      if (!online || online->max == reduction)
+        count({reduction->getOperand(0)});
       known.insert(reduction->getResult(0));
     }
     SmallVector<Value> fullRows;
@@ -345,7 +436,8 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
   int64_t h = row->rowShape.back();
   if (ShapedType::isDynamic(h))
     return KernelPlanAttr::get(context, KernelStrategy::rows,
-                               kDynamicRowThreads, /*vector=*/1,
+                               kDynamicRowThreads,
+                               getDynamicRowVectorWidth(kernel, options.target),
                                RowStorage::streamed, /*cluster=*/1,
                                rowPasses(kernel, *row, /*streamed=*/true),
                                /*split=*/1);
@@ -377,8 +469,23 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
   // the last one may be shorter.
   int64_t capacity =
       kRowThreads * maxHeldPerThread(width, kRowThreads) * width;
+  bool needsCluster = h > capacity || h > options.maxRowElements;
+  // A kernel that streamed reads every input once (reductions only, an
+  // online sum in its max's pass) gains nothing from holding a row it
+  // would split over a cluster: a block of kRowThreads streams it. (H200,
+  // 2026-11-30, plan_sweep: logsumexp over rows of 32768 bf16 at 3731 GB/s
+  // streamed by 128 threads, 2492 held in 2 parts; rows of 131072 at 3517,
+  // 2136 held in 8 parts; rows of 4096, which one block holds, 3056
+  // streamed and 3166 held.)
+  SmallVector<int64_t> streamedPasses =
+      rowPasses(kernel, *row, /*streamed=*/true);
+  if (needsCluster &&
+      llvm::all_of(streamedPasses, [](int64_t p) { return p == 1; }))
+    return KernelPlanAttr::get(context, KernelStrategy::rows, kRowThreads,
+                               width, RowStorage::streamed, /*cluster=*/1,
+                               streamedPasses, /*split=*/1);
   int64_t cluster = 1;
-  if (h > capacity || h > options.maxRowElements) {
+  if (needsCluster) {
     int64_t parts = llvm::divideCeil(h, capacity);
     if (h > options.maxRowElements)
       parts = std::max<int64_t>(
@@ -526,9 +633,11 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
     FailureOr<KernelPlanAttr> rows = planRows(kernel, options, reason);
     if (failed(rows))
       break;
-    // A row of static length that one block would stream (too long for a
-    // cluster), of a kernel writing its reductions only: split over blocks.
-    // (Rows of dynamic length keep the streamed plan.)
+    // A row of static length that one block would stream (too long to
+    // hold, or read once anyway), of a kernel whose reductions read no
+    // other's result and are its outputs: split over blocks, which also
+    // fills the chip when the rows are few. (Rows of dynamic length keep the
+    // streamed plan.)
     std::string unused;
     FailureOr<RowKernelShape> row = getRowKernelShape(kernel, unused);
     if (kernel.getKind() == KernelKind::wide_row &&
@@ -606,10 +715,12 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     int64_t h = row->rowShape.back();
     int64_t vector = plan.getVector(), cluster = plan.getCluster();
     if (ShapedType::isDynamic(h)) {
-      if (vector > 1 || cluster > 1 ||
-          plan.getRow() != RowStorage::streamed)
-        return "a row of dynamic length is streamed by one block with "
-               "scalar accesses (vector = 1, cluster = 1, row = streamed)";
+      if (cluster > 1 || plan.getRow() != RowStorage::streamed)
+        return "a row of dynamic length is streamed by one block (cluster = "
+               "1, row = streamed)";
+      if (getDynamicRowVectorWidth(kernel, target) % vector != 0)
+        os << "rows of dynamic length are not read in " << vector
+           << "-element vectors from every input";
       return message;
     }
     if (getInnermostVectorWidth(kernel, target, h) % vector != 0) {

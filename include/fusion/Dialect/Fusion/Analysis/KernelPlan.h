@@ -53,6 +53,18 @@ struct PlanOptions {
   int64_t maxRowElements = 32768;
 };
 
+/// A row sum of exp(y - c), c a value per row, paired with the row max of
+/// the same y (softmax, logsumexp): a pass over the row can compute both,
+/// keeping the running max m and the sum of exp(y - m), rescaled when m
+/// grows; the sum is then that total times exp(m - c) ("online softmax").
+/// y, c and every op between are f32, and c reads no reduction after the
+/// max.
+struct OnlineSum {
+  Operation *max, *sum;
+  /// y and c.
+  Value shifted, shift;
+};
+
 /// The structure a row plan needs: the real reductions in order, all over
 /// the innermost axis of values of one row shape; every yielded value a
 /// full row or one value per row.
@@ -61,6 +73,11 @@ struct RowKernelShape {
   /// The first reduction's operand, whose shape is the row shape.
   Value rowInput;
   ArrayRef<int64_t> rowShape;
+  /// The sums a streamed row computes in their max's pass.
+  SmallVector<OnlineSum> onlineSums;
+
+  /// The online sum paired with `reduction` (its max or its sum), if any.
+  const OnlineSum *findOnlineSum(Operation *reduction) const;
 };
 FailureOr<RowKernelShape> getRowKernelShape(KernelOp kernel,
                                             std::string &reason);
@@ -111,6 +128,12 @@ int64_t getVectorLanes(KernelOp kernel, const GpuTarget &target);
 /// is dynamic.
 int64_t getInnermostVectorWidth(KernelOp kernel, const GpuTarget &target,
                                 int64_t innermost);
+
+/// The vector width of a row plan over rows of dynamic length: the widest
+/// (at most getVectorLanes) that every input's static innermost size
+/// allows. The rows strategy reads vectors of it where the length at run
+/// time is a multiple of it, else elements.
+int64_t getDynamicRowVectorWidth(KernelOp kernel, const GpuTarget &target);
 
 /// The plan of `kernel`. Never fails: a kernel that no specialised strategy
 /// takes gets `per_element` (which runs any kernel), and `fallbackReason`,

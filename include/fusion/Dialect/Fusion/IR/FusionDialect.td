@@ -134,7 +134,9 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       (reductions over the innermost axis with few outputs: blocks per
       output and range of its elements).
     - `threads`: threads per block.
-    - `vector`: elements per vector access along the innermost dimension.
+    - `vector`: elements per vector access along the innermost dimension
+      (for a row of dynamic length: where its length is a multiple of it
+      at run time, else single elements).
     - `row`: where a row kernel keeps its row between passes (`registers`:
       loaded once; `streamed`: every pass reads it again); `none` otherwise.
     - `cluster`: blocks per row (`cluster_rows`), else 1.
@@ -143,7 +145,9 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       block of each output to finish folding their partials; 1 (the
       default, not printed) otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
-      row is streamed).
+      row is streamed: then once per pass that reaches it, a pass per
+      reduction but an online softmax-like sum, which shares its max's,
+      and one for the full-row outputs).
 
     Example:
 

@@ -210,9 +210,12 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
     `max-row-elements`), as many as the target's portable cluster size
     allows (8 on sm_90); the last part may be shorter, and a part the
     cluster cannot split further gets up to 512 threads. Where the blocks
-    cannot hold their parts, one block streams the row. Held vectors past
+    cannot hold their parts, one block streams the row; so does a block of
+    128 threads where streaming reads each input once anyway (reductions
+    only, a softmax-like sum online in its max's pass). Held vectors past
     the end of a part are masked. A row of dynamic length is streamed by
-    256 threads with scalar accesses.
+    256 threads, in 16-byte vectors where the inputs' static sizes allow
+    them (used where the run-time length is a multiple of their width).
 
     Elementwise kernels get 256 threads and 16-byte vectors (a scalar tail
     when all values have the output's shape; otherwise the widest vector
