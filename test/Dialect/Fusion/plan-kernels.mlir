@@ -146,6 +146,19 @@ func.func @dynamic_unpaired(%x: tensor<?x?xf32>) -> (tensor<?x1xf32>, tensor<?x1
   return %0#0, %0#1 : tensor<?x1xf32>, tensor<?x1xf32>
 }
 
+// A trivial reduction that drops the innermost axis ([64, 1] -> [64]):
+// lanes of the result are not lanes of its operand, so no vectors.
+// CHECK-LABEL: func @drop_unit_axis
+// CHECK: plan = #fusion.plan<elementwise, threads = 256, vector = 1, row = none
+func.func @drop_unit_axis(%x: tensor<64x1xf32>) -> tensor<64xf32> {
+  %0 = fusion.kernel elementwise (%x) : (tensor<64x1xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x1xf32>):
+    %m = fusion.reduce_max %a axes = [1] : tensor<64x1xf32> -> tensor<64xf32>
+    fusion.yield %m : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
 // Widths that no vector divides are read element by element, at least
 // 8 a thread, at most 128 threads, held up to 128 elements a thread; a
 // block's threads need not divide the row (the last elements a thread
