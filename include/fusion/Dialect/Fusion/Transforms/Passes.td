@@ -219,7 +219,8 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
 
     Elementwise kernels get 256 threads and 16-byte vectors (a scalar tail
     when all values have the output's shape; otherwise the widest vector
-    that divides every innermost size). Matmul kernels are a library call
+    that divides every innermost size, none where a trivial reduction
+    drops the innermost axis). Matmul kernels are a library call
     where the kernel is one (unless `matmul-backend=generated`; with
     `library` any other matmul kernel is an error), else shared-memory
     tiles. A kernel no strategy takes runs `per_element` (a thread per
