@@ -46,17 +46,16 @@ static Value finiteOrZero(OpBuilder &b, Location loc, Value m) {
                                  f32Constant(b, loc, 0.0, m.getType()));
 }
 
-/// A sum of exp(y - shift(from)) rescaled to exp(y - shift(to)), `to` a max
-/// at least `from`. The factor is capped at 1: above 1 only where `from`
-/// is -inf (the sum is 0, and an uncapped factor could make it 0 * inf)
-/// or `to` is +inf (where the sum becomes +inf anyway).
+/// A sum of exp(y - from) rescaled to exp(y - to), the shifts
+/// (finiteOrZero) of a max and of a later max. The factor is capped at 1:
+/// above 1 only where the first max is -inf (the sum is 0, and an uncapped
+/// factor could make it 0 * inf) or the later one +inf (where the sum
+/// becomes +inf anyway).
 static Value rescaleOnlineSum(OpBuilder &b, Location loc, Value sum, Value from,
                               Value to) {
-  Value exponent = arith::MinimumFOp::create(
-      b, loc,
-      arith::SubFOp::create(b, loc, finiteOrZero(b, loc, from),
-                            finiteOrZero(b, loc, to)),
-      f32Constant(b, loc, 0.0, sum.getType()));
+  Value exponent =
+      arith::MinimumFOp::create(b, loc, arith::SubFOp::create(b, loc, from, to),
+                                f32Constant(b, loc, 0.0, sum.getType()));
   return arith::MulFOp::create(b, loc, sum,
                                math::ExpOp::create(b, loc, exponent));
 }
@@ -263,8 +262,9 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                       return SmallVector<Value>{acc};
                     // The running sum follows the running max, then takes
                     // the step's terms.
-                    Value sum = rescaleOnlineSum(b, loc, accs[1], accs[0], acc);
                     Value shift = finiteOrZero(b, loc, acc);
+                    Value sum = rescaleOnlineSum(
+                        b, loc, accs[1], finiteOrZero(b, loc, accs[0]), shift);
                     for (Value x : xs) {
                       Value terms = math::ExpOp::create(
                           b, loc,
@@ -303,14 +303,16 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               continue;
             // The sum of exp(y - max) over the row, then of exp(y - c): c is
             // a value per row, known once the max is.
-            Value rowSum =
-                allReduce(online->sum, rescaleOnlineSum(b, loc, onlinePartial,
-                                                        partial, total));
+            Value rowShift = finiteOrZero(b, loc, total);
+            Value rowSum = allReduce(
+                online->sum,
+                rescaleOnlineSum(b, loc, onlinePartial,
+                                 finiteOrZero(b, loc, partial), rowShift));
+            // (c's last dimension is 1.)
             SmallVector<Value> shiftIndex;
-            ArrayRef<int64_t> shiftShape = shapeOf(online->shift);
-            for (auto [d, size] : llvm::enumerate(shiftShape))
+            for (auto [d, size] : llvm::enumerate(shapeOf(online->shift)))
               shiftIndex.push_back(size == 1 ? indexConst(b, loc, 0)
-                                             : columnsOf(first)[d]);
+                                             : rowIndex[d]);
             FailureOr<Value> c =
                 evaluator.eval(online->shift, shiftIndex, /*lanes=*/false);
             if (failed(c))
@@ -318,9 +320,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             evaluator.known[online->sum->getResult(0)] = arith::MulFOp::create(
                 b, loc, rowSum,
                 math::ExpOp::create(
-                    b, loc,
-                    arith::SubFOp::create(b, loc, finiteOrZero(b, loc, total),
-                                          *c)));
+                    b, loc, arith::SubFOp::create(b, loc, rowShift, *c)));
           }
 
           // The outputs: full rows in a last pass (from registers when the row

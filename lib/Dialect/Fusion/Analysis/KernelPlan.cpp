@@ -207,18 +207,9 @@ fusion::getReductionKernelShape(KernelOp kernel, std::string &reason) {
   // Every reduction is computed in one sweep over the rows: none may read
   // another's result.
   for (Operation *reduction : sweep.reductions) {
-    SmallVector<Value> work{reduction->getOperand(0)};
-    DenseSet<Value> visited;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (!visited.insert(v).second)
-        continue;
-      if (results.contains(v)) {
-        reason = "a reduction reads another reduction's result";
-        return failure();
-      }
-      if (Operation *def = v.getDefiningOp())
-        llvm::append_range(work, def->getOperands());
+    if (!reductionsReadBy(reduction->getOperand(0), sweep.reductions).empty()) {
+      reason = "a reduction reads another reduction's result";
+      return failure();
     }
   }
   for (Value value : kernel.getYield().getValues()) {
