@@ -34,3 +34,12 @@ if ! python3 -c "import numpy, ml_dtypes, setuptools, wheel" 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check \
       --break-system-packages numpy ml_dtypes setuptools wheel
 fi
+
+# The torch.compile backend's tests need PyTorch 2.x in that python3
+# (Debian's python3-torch is 1.13, without torch.compile). From PyPI: about
+# 3 minutes and 5 GB with its CUDA packages; it runs on the CPU here.
+if ! python3 -c "import torch, torch._dynamo; torch.compile" 2>/dev/null; then
+  echo "install-deps: installing PyTorch 2.x for $(command -v python3)"
+  python3 -m pip install --quiet --disable-pip-version-check "torch>=2.4" ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "torch>=2.4"
+fi

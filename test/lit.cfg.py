@@ -59,6 +59,12 @@ for candidate in (config.fusion_python, "/usr/bin/python3"):
         config.substitutions.append(("%torch_python", candidate))
         break
 
+# The torch.compile backend needs PyTorch 2.x in the suite's Python (the
+# test command installs it there).
+if subprocess.run([config.fusion_python, "-c", "import torch; torch.compile; import torch._dynamo"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch-compile")
+
 # Executed tests run Python with the fusion package on its path.
 config.substitutions.append(("%fusion_python", config.fusion_python))
 config.substitutions.append(("%fusion_obj_root", config.fusion_obj_root))

@@ -7,23 +7,38 @@ becomes a `fusion` module.
     # params: the module's parameters, in the order the function takes them
     #         (nn.Linear weights transposed, [in, out], so no kernel does it)
 
-Covered: elementwise arithmetic and math (add, sub, mul, div, neg, exp, log,
-tanh, sigmoid, sqrt, rsqrt, abs, pow with exponent 2, relu, gelu, silu,
-float casts), reductions (sum, mean, amax, amin over dims), softmax,
-layer_norm, matmul, linear (as a matmul boundary plus the bias add),
-transpose/permute, and the torch.nn modules Linear, LayerNorm, GELU, SiLU,
-ReLU, Sigmoid, Tanh, Softmax, Dropout (identity: tracing is for inference)
-and Identity. Anything else raises UnsupportedOpError naming the op.
-Works with torch 1.13 (Debian's python3-torch) and 2.x.
+Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
+addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
+exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax,
+amin over dims), softmax, layer_norm, matmul, linear (as a matmul boundary
+plus the bias add), transpose/permute, and the torch.nn modules Linear,
+LayerNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
+tracing is for inference) and Identity. Anything else raises
+UnsupportedOpError naming the op. Works with torch 1.13 (Debian's
+python3-torch) and 2.x.
+
+`import_graph` is the same importer for a graph someone else traced (the
+torch.compile backend, fusion.backend): shapes and dtypes come from the
+nodes' metadata (Dynamo's fake tensors, whose symbolic sizes become dynamic
+`?` dimensions), and in-place ops on inputs (`m.mul_(0.9).add_(g)`) become
+values the function returns, for the caller to copy back.
 """
 
 import operator
+from dataclasses import dataclass, field
+from typing import Dict, List, Tuple
 
 import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
 
 __all__ = ["import_module", "UnsupportedOpError"]
+
+
+def _is_prims_fma(fn):
+    """torch.ops.prims.fma.default (registered only once Dynamo loads)."""
+    return getattr(fn, "__module__", None) == "torch._ops.prims" and str(fn) == "prims.fma.default"
+
 
 _ELEMENT = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16", torch.bool: "i1"}
 
@@ -38,10 +53,46 @@ class UnsupportedOpError(NotImplementedError):
 
 
 def _tensor_type(shape, dtype):
+    """The MLIR type of a tensor of `shape` (None: a dynamic dimension)."""
     if dtype not in _ELEMENT:
         raise UnsupportedOpError(f"tensors of dtype {dtype} are not supported")
-    dims = "x".join(str(d) for d in shape)
+    dims = "x".join("?" if d is None else str(d) for d in shape)
     return f"tensor<{dims}x{_ELEMENT[dtype]}>" if dims else f"tensor<{_ELEMENT[dtype]}>"
+
+
+def _node_tensor(node):
+    """The tensor a traced node describes, from its metadata: ShapeProp's
+    tensor_meta, or the fake tensor Dynamo ("example_value") or AOT ("val")
+    left; None where the node is not a tensor."""
+    meta = node.meta
+    for key in ("tensor_meta", "example_value", "val"):
+        value = meta.get(key)
+        if value is not None and hasattr(value, "shape") and hasattr(value, "dtype"):
+            return value
+    return None
+
+
+def node_type(node):
+    """(shape, dtype) of a tensor node: a symbolic size (Dynamo's dynamic
+    dimensions) is None. Raises UnsupportedOpError for a node that is not
+    a tensor."""
+    tensor = _node_tensor(node)
+    if tensor is None:
+        raise UnsupportedOpError(f"{node.name} is not a tensor")
+    shape = tuple(d if isinstance(d, int) else None for d in tensor.shape)
+    return shape, tensor.dtype
+
+
+def _broadcast_dims(a, b):
+    """numpy broadcasting of two dimensions, None being a run-time size
+    (the compiled function checks that sizes meeting here agree)."""
+    if a == 1:
+        return b
+    if b == 1 or a == b:
+        return a
+    if a is None or b is None:
+        return a if b is None else b
+    raise UnsupportedOpError(f"sizes {a} and {b} do not broadcast")
 
 
 class _Emitter:
@@ -52,6 +103,10 @@ class _Emitter:
         self.values = {}  # fx node -> (ssa name, shape, dtype)
         self.counter = 0
         self.params = []  # (qualified name, tensor)
+        # In-place ops: the input each value aliases, and the inputs written
+        # with their final values (placeholder -> value).
+        self.alias_of = {}
+        self.mutated = {}
 
     # -- helpers ---------------------------------------------------------
     def fresh(self):
@@ -72,16 +127,28 @@ class _Emitter:
 
     def operand(self, arg, like_dtype):
         if isinstance(arg, torch.fx.Node):
-            return self.values[arg]
+            return self.value(arg)
         if isinstance(arg, (int, float)):
             return self.scalar(arg, like_dtype)
         raise UnsupportedOpError(f"operand {arg!r} is not a tensor or a number")
 
+    def value(self, node):
+        """The value of a tensor node (its latest, after in-place ops)."""
+        if not isinstance(node, torch.fx.Node) or node not in self.values:
+            raise UnsupportedOpError(f"operand {node!r} is not a tensor")
+        return self.values[node]
+
     def broadcast_shape(self, *shapes):
-        return tuple(torch.broadcast_shapes(*[torch.Size(s) for s in shapes]))
+        rank = max(len(s) for s in shapes)
+        result = [1] * rank
+        for shape in shapes:
+            for i, d in enumerate(shape):
+                k = rank - len(shape) + i
+                result[k] = _broadcast_dims(result[k], d)
+        return tuple(result)
 
     def binary(self, op, lhs, rhs):
-        dtype = (lhs if isinstance(lhs, torch.fx.Node) else rhs).meta["tensor_meta"].dtype
+        dtype = self.value(lhs if isinstance(lhs, torch.fx.Node) else rhs)[2]
         a, b = self.operand(lhs, dtype), self.operand(rhs, dtype)
         shape = self.broadcast_shape(a[1], b[1])
         result = _tensor_type(shape, dtype)
@@ -89,7 +156,7 @@ class _Emitter:
                          shape, dtype)
 
     def unary(self, op, x, extra=""):
-        v = self.values[x]
+        v = self.value(x)
         return self.emit(f"fusion.{op} {v[0]}{extra} : {self.type_of(v)}", v[1], v[2])
 
     def convert(self, v, dtype):
@@ -99,7 +166,7 @@ class _Emitter:
                          v[1], dtype)
 
     def reduce(self, op, x, dims, keepdim):
-        v = self.values[x]
+        v = self.value(x)
         rank = len(v[1])
         if dims is None:
             dims = list(range(rank))
@@ -156,7 +223,7 @@ class _Emitter:
                          f"{_tensor_type(shape, y[2])}", shape, y[2])
 
     def layer_norm(self, x, weight, bias, eps, normalized):
-        v = self.values[x]
+        v = self.value(x)
         if len(normalized) != 1:
             raise UnsupportedOpError("layer_norm over more than the last dimension is not supported")
         if weight is None or bias is None:
@@ -165,7 +232,7 @@ class _Emitter:
                          f"{self.type_of(v)}, {self.type_of(weight)}, {self.type_of(bias)}", v[1], v[2])
 
     def softmax(self, x, dim):
-        v = self.values[x]
+        v = self.value(x)
         return self.emit(f"fusion.softmax {v[0]} axis = {dim % len(v[1])} : {self.type_of(v)}", v[1], v[2])
 
     # -- nodes -------------------------------------------------------------
@@ -185,12 +252,12 @@ class _Emitter:
         nn = torch.nn
         x = args[0]
         if isinstance(module, (nn.Dropout, nn.Identity)):
-            return self.values[x]
+            return self.value(x)
         if isinstance(module, nn.Linear):
             prefix = node.target
             weight = self.param(f"{prefix}.weight", transposed=True)
             bias = self.param(f"{prefix}.bias") if module.bias is not None else None
-            return self.linear(self.values[x], weight, bias, transposed=True)
+            return self.linear(self.value(x), weight, bias, transposed=True)
         if isinstance(module, nn.LayerNorm):
             prefix = node.target
             weight = self.param(f"{prefix}.weight") if module.elementwise_affine else None
@@ -224,6 +291,59 @@ class _Emitter:
     _METHOD_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div"}
     _REDUCE = {"sum": "reduce_sum", "mean": "reduce_mean", "amax": "reduce_max", "amin": "reduce_min"}
 
+    def scaled(self, x, factor):
+        """`factor * x` (factor a number), or x itself for a factor of 1."""
+        if factor == 1:
+            return self.value(x) if isinstance(x, torch.fx.Node) else x
+        v = self.value(x)
+        c = self.scalar(factor, v[2])
+        return self.emit(f"fusion.mul {v[0]}, {c[0]} : ({self.type_of(v)}, {self.type_of(c)}) -> "
+                         f"{self.type_of(v)}", v[1], v[2])
+
+    def combine(self, op, a, b):
+        """fusion.`op` of two values (not nodes)."""
+        shape = self.broadcast_shape(a[1], b[1])
+        result = _tensor_type(shape, a[2])
+        return self.emit(f"fusion.{op} {a[0]}, {b[0]} : ({self.type_of(a)}, {self.type_of(b)}) -> {result}",
+                         shape, a[2])
+
+    def add_scaled(self, op, x, y, alpha):
+        """x + alpha * y (op "add") or x - alpha * y ("sub"), as torch.add's
+        and torch.sub's alpha."""
+        if alpha == 1:
+            return self.binary(op, x, y)
+        if not isinstance(y, torch.fx.Node):
+            return self.binary(op, x, y * alpha)
+        a = self.operand(x, self.value(y)[2])
+        return self.combine(op, a, self.scaled(y, alpha))
+
+    def addc(self, op, x, t1, t2, value):
+        """x + value * (t1 op t2): torch.addcmul ("mul") and addcdiv ("div")."""
+        product = self.binary(op, t1, t2)
+        if value != 1:
+            c = self.scalar(value, product[2])
+            product = self.combine("mul", product, c)
+        return self.combine("add", self.operand(x, product[2]), product)
+
+    def mutate(self, target, value):
+        """Records that an in-place op wrote `value` into `target`: later
+        reads of it and of its aliases see the new value, and where it is
+        an input (or an alias of one) the function returns the value for
+        the caller to copy back. Returns the written node."""
+        base = self.alias_of.get(target, target)
+        if not isinstance(base, torch.fx.Node):
+            raise UnsupportedOpError(f"in-place op on {target!r}, which is not a tensor")
+        old = self.value(base)
+        if value[1] != old[1] or value[2] != old[2]:
+            raise UnsupportedOpError(f"in-place op changes the type of {base.name}")
+        if base.op == "placeholder":
+            self.mutated[base] = value
+        self.values[base] = value
+        for alias, aliased in self.alias_of.items():
+            if aliased is base:
+                self.values[alias] = value
+        return base
+
     def pow(self, x, exponent):
         if exponent == 2:
             return self.unary("square", x)
@@ -232,11 +352,16 @@ class _Emitter:
         return self.binary("pow", x, exponent)
 
     def call_function(self, node, fn, args, kwargs):
+        if kwargs.get("inplace"):  # F.relu(x, inplace=True) and the like
+            value = self.call_function(node, fn, args, {k: v for k, v in kwargs.items() if k != "inplace"})
+            self.alias_of[node] = self.mutate(args[0], value)
+            return value
         F = torch.nn.functional
         if fn in self._BINARY:
-            if kwargs.get("alpha", 1) != 1:
+            alpha = kwargs.get("alpha", 1)
+            if alpha != 1 and self._BINARY[fn] not in ("add", "sub"):
                 raise UnsupportedOpError(f"{fn.__name__} with alpha is not supported")
-            return self.binary(self._BINARY[fn], args[0], args[1])
+            return self.add_scaled(self._BINARY[fn], args[0], args[1], alpha)
         if fn in self._UNARY:
             return self.unary(self._UNARY[fn], args[0])
         if fn in (torch.pow, operator.pow):
@@ -250,24 +375,52 @@ class _Emitter:
             weight = kwargs.get("weight", args[2] if len(args) > 2 else None)
             bias = kwargs.get("bias", args[3] if len(args) > 3 else None)
             eps = kwargs.get("eps", args[4] if len(args) > 4 else 1e-5)
-            return self.layer_norm(args[0], self.values.get(weight), self.values.get(bias), eps, args[1])
+            weight, bias = (self.value(v) if v is not None else None for v in (weight, bias))
+            return self.layer_norm(args[0], weight, bias, eps, args[1])
         if fn is F.linear:
-            weight = self.values[kwargs.get("weight", args[1])]
+            weight = self.value(kwargs.get("weight", args[1]))
             bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
-            return self.linear(self.values[args[0]], weight, self.values[bias] if bias is not None else None)
+            return self.linear(self.value(args[0]), weight, self.value(bias) if bias is not None else None)
         if fn in (torch.matmul, operator.matmul):
-            return self.matmul(self.values[args[0]], self.values[args[1]])
+            return self.matmul(self.value(args[0]), self.value(args[1]))
+        if _is_prims_fma(fn):  # Dynamo's form of addcmul_: a * b + c
+            product = self.binary("mul", args[0], args[1])
+            return self.combine("add", product, self.operand(args[2], product[2]))
+        if fn in (torch.addcmul, torch.addcdiv):
+            value = kwargs.get("value", args[3] if len(args) > 3 else 1)
+            return self.addc("mul" if fn is torch.addcmul else "div", args[0], args[1], args[2], value)
         if fn in (torch.sum, torch.mean, torch.amax, torch.amin):
             return self.call_method(node, fn.__name__, args, kwargs)
         name = getattr(fn, "__name__", repr(fn))
         raise UnsupportedOpError(f"function {name} is not supported")
 
+    _IN_PLACE = {"add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "copy_", "neg_",
+                 "exp_", "sqrt_", "rsqrt_", "abs_", "relu_", "sigmoid_", "tanh_", "pow_"}
+
     def call_method(self, node, method, args, kwargs):
         x = args[0]
+        if method in self._IN_PLACE:
+            if method == "copy_":
+                src = self.value(args[1])
+                if src[2] != self.value(x)[2]:
+                    src = self.convert(src, self.value(x)[2])
+                if src[1] != self.value(x)[1]:
+                    raise UnsupportedOpError("copy_ that broadcasts is not supported")
+                value = src
+            else:
+                value = self.call_method(node, method[:-1], args, kwargs)
+            self.alias_of[node] = self.mutate(x, value)
+            return value
         if method in self._METHOD_UNARY:
             return self.unary(self._METHOD_UNARY[method], x)
         if method in self._METHOD_BINARY:
-            return self.binary(self._METHOD_BINARY[method], x, args[1])
+            alpha = kwargs.get("alpha", 1)
+            if alpha != 1 and method not in ("add", "sub"):
+                raise UnsupportedOpError(f"Tensor.{method} with alpha is not supported")
+            return self.add_scaled(self._METHOD_BINARY[method], x, args[1], alpha)
+        if method in ("addcmul", "addcdiv"):
+            value = kwargs.get("value", args[3] if len(args) > 3 else 1)
+            return self.addc(method[4:], x, args[1], args[2], value)
         if method == "pow":
             return self.pow(x, args[1])
         if method in self._REDUCE:
@@ -277,10 +430,9 @@ class _Emitter:
         if method == "softmax":
             return self.softmax(x, kwargs.get("dim", args[1] if len(args) > 1 else None))
         if method in ("float", "bfloat16", "half", "to", "type_as"):
-            dtype = node.meta["tensor_meta"].dtype
-            return self.convert(self.values[x], dtype)
+            return self.convert(self.value(x), node_type(node)[1])
         if method in ("transpose", "permute"):
-            v = self.values[x]
+            v = self.value(x)
             rank = len(v[1])
             if method == "transpose":
                 a, b = args[1] % rank, args[2] % rank
@@ -291,8 +443,73 @@ class _Emitter:
                 perm = [d % rank for d in dims]
             return self.transpose(v, perm)
         if method in ("contiguous",):
-            return self.values[x]
+            return self.value(x)
         raise UnsupportedOpError(f"method Tensor.{method} is not supported")
+
+
+@dataclass
+class ImportedGraph:
+    """A traced graph as a fusion function.
+
+    text: the module text, one function `@name(inputs..., params...)`.
+    params: tensors of the graph's parameters and buffers (get_attr nodes),
+        which the function takes after the inputs.
+    inputs: the placeholders the function takes, in order (graph inputs
+        that are not tensors, such as Dynamo's symbolic sizes, are left out).
+    outputs: per graph output, ("result", k) for the function's result k or
+        ("input", i) where the graph returns its input i (or an alias of it).
+    mutated: (i, k) for an input i that in-place ops wrote: the caller
+        copies result k into it after the call.
+    """
+
+    text: str
+    params: List[torch.Tensor]
+    inputs: List[torch.fx.Node]
+    outputs: List[Tuple[str, int]] = field(default_factory=list)
+    mutated: List[Tuple[int, int]] = field(default_factory=list)
+
+
+def import_graph(gm, name="forward"):
+    """The graph of `gm` (a torch.fx.GraphModule whose nodes carry their
+    tensors' shapes and dtypes: ShapeProp's tensor_meta or Dynamo's fake
+    tensors) as one fusion function. Raises UnsupportedOpError for a node
+    the dialect does not cover."""
+    emitter = _Emitter(gm, name)
+    inputs, results, outputs = [], [], []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            if _node_tensor(node) is None:
+                continue  # a size or a flag: only ops the importer refuses use it
+            shape, dtype = node_type(node)
+            emitter.values[node] = (f"%a{len(inputs)}", shape, dtype)
+            inputs.append(node)
+        elif node.op == "output":
+            returned = node.args[0]
+            returned = returned if isinstance(returned, (tuple, list)) else (returned,)
+            for r in returned:
+                base = emitter.alias_of.get(r, r)
+                if isinstance(base, torch.fx.Node) and base.op == "placeholder" and base in inputs:
+                    outputs.append(("input", inputs.index(base)))
+                    continue
+                outputs.append(("result", len(results)))
+                results.append(emitter.value(r))
+        else:
+            emitter.values[node] = emitter.node(node)
+    mutated = []
+    for base, value in emitter.mutated.items():
+        mutated.append((inputs.index(base), len(results)))
+        results.append(value)
+    if not results:
+        raise UnsupportedOpError("the graph computes nothing")
+    args = [emitter.values[n] if n not in emitter.mutated else (f"%a{i}",) + node_type(n)
+            for i, n in enumerate(inputs)]
+    params = [(f"%p{i}", tuple(t.shape), t.dtype) for i, (_, t) in enumerate(emitter.params)]
+    signature = ", ".join(f"{v[0]}: {_tensor_type(v[1], v[2])}" for v in args + params)
+    result_types = ", ".join(emitter.type_of(v) for v in results)
+    text = [f"func.func @{name}({signature}) -> ({result_types}) {{"] + emitter.lines + [
+        f"    return {', '.join(v[0] for v in results)} : {result_types}", "}"]
+    return ImportedGraph("\n".join(text) + "\n", [t for _, t in emitter.params], inputs,
+                         outputs, mutated)
 
 
 def import_module(module, example_inputs, name="forward"):
@@ -300,29 +517,16 @@ def import_module(module, example_inputs, name="forward"):
     `example_inputs` and returns (mlir_text, params): a module with one
     function `@name(inputs..., params...)` and the parameter tensors it
     takes after the inputs. Raises UnsupportedOpError for an op the fusion
-    dialect does not cover."""
+    dialect does not cover (and for in-place ops on inputs, whose writes
+    only the torch.compile backend carries out)."""
     if isinstance(module, torch.nn.Module):
         module = module.eval()
     gm = torch.fx.symbolic_trace(module)
     with torch.no_grad():
         ShapeProp(gm).propagate(*example_inputs)
-    emitter = _Emitter(gm, name)
-    inputs, outputs = [], []
-    for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            meta = node.meta["tensor_meta"]
-            value = (f"%a{len(inputs)}", tuple(meta.shape), meta.dtype)
-            inputs.append(value)
-            emitter.values[node] = value
-        elif node.op == "output":
-            results = node.args[0]
-            results = results if isinstance(results, (tuple, list)) else (results,)
-            outputs = [emitter.values[r] for r in results]
-        else:
-            emitter.values[node] = emitter.node(node)
-    params = [(f"%p{i}", tuple(t.shape), t.dtype) for i, (_, t) in enumerate(emitter.params)]
-    signature = ", ".join(f"{v[0]}: {emitter.type_of(v)}" for v in inputs + params)
-    result_types = ", ".join(emitter.type_of(v) for v in outputs)
-    text = [f"func.func @{name}({signature}) -> ({result_types}) {{"] + emitter.lines + [
-        f"    return {', '.join(v[0] for v in outputs)} : {result_types}", "}"]
-    return "\n".join(text) + "\n", [t for _, t in emitter.params]
+    imported = import_graph(gm, name)
+    if imported.mutated:
+        raise UnsupportedOpError("the module writes its inputs in place")
+    if any(kind == "input" for kind, _ in imported.outputs):
+        raise UnsupportedOpError("the module returns an input unchanged")
+    return imported.text, imported.params

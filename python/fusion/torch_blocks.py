@@ -70,3 +70,101 @@ def blocks():
             with torch.no_grad():
                 p.add_(torch.randn_like(p) * 0.1)
     return blocks
+
+
+# -- torch.compile(backend="fusion") ------------------------------------------
+# The backend's blocks (tests on the CPU, benchmarks/gpu/compile_check.py on
+# the GPU): each runs at several sequence lengths, so Dynamo makes them
+# dynamic after the first.
+
+class RMSNormMLP(nn.Module):
+    """x + down(silu(gate(h)) * up(h)), h = rms_norm(x) * weight: a
+    Llama-style MLP block."""
+
+    def __init__(self, d, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+        self.gate = nn.Linear(d, hidden, bias=False)
+        self.up = nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+class AttentionProjections(nn.Module):
+    """One head of attention with its projections:
+    out(softmax(q k^T / sqrt(d)) v), q, k, v = x Wq, x Wk, x Wv."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+        self.scale = d ** -0.5
+
+    def forward(self, x):
+        scores = torch.matmul(self.q(x), self.k(x).transpose(-2, -1)) * self.scale
+        return self.out(torch.matmul(torch.softmax(scores, dim=-1), self.v(x)))
+
+
+class MultiHeadAttention(AttentionProjections):
+    """The same with heads split by view: views are not fusion ops, so the
+    backend runs them with PyTorch and compiles the parts between them."""
+
+    def __init__(self, d, heads):
+        super().__init__(d)
+        self.heads = heads
+        self.scale = (d // heads) ** -0.5
+
+    def forward(self, x):
+        b, s, d = x.shape
+
+        def split(t):
+            return t.view(b, s, self.heads, d // self.heads).transpose(1, 2)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * self.scale, dim=-1)
+        return self.out(torch.matmul(scores, v).transpose(1, 2).reshape(b, s, d))
+
+
+class LayerNormGeluBlock(nn.Module):
+    """gelu(fc(layer_norm(x))), tanh-approximated gelu."""
+
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, hidden)
+
+    def forward(self, x):
+        return nn.functional.gelu(self.fc(self.norm(x)), approximate="tanh")
+
+
+def adamw_step(p, g, m, v, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, step=10):
+    """One AdamW step written as torch.optim's single-tensor path does it:
+    every update in place."""
+    p.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(g, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    bias1, bias2 = 1 - beta1 ** step, 1 - beta2 ** step
+    denom = (v.sqrt() / bias2 ** 0.5).add_(eps)
+    p.addcdiv_(m, denom, value=-lr / bias1)
+    return p
+
+
+def compile_blocks(d=64):
+    """(name, module, make_inputs(seq), tolerance) of the backend's test
+    blocks with fresh random parameters; tolerances are relative (f32; the
+    blocks with products sum in another order)."""
+    blocks = [
+        ("rmsnorm_mlp", RMSNormMLP(d, 3 * d), lambda s: (randn(2, s, d),), 1e-4),
+        ("attention_projections", AttentionProjections(d), lambda s: (randn(2, s, d),), 1e-4),
+        ("layernorm_gelu_block", LayerNormGeluBlock(d, 2 * d), lambda s: (randn(2, s, d),), 1e-4),
+        ("multi_head_attention", MultiHeadAttention(d, 4), lambda s: (randn(2, s, d),), 1e-4),
+    ]
+    for block in blocks:
+        for p in block[1].parameters():
+            with torch.no_grad():
+                p.add_(torch.randn_like(p) * 0.1)
+    return blocks

@@ -1,0 +1,352 @@
+"""Fusion as a torch.compile backend.
+
+    model = torch.compile(model, backend="fusion")    # the installed package registers it
+    with torch.no_grad():
+        y = model(x)
+
+Dynamo hands the backend each captured graph. The backend splits it into
+the parts the fusion dialect covers (fusion.fx decides, op by op) and the
+rest; each supported part becomes one fusion function, compiled with
+fusion-compile for the tensors' device (the CPU, or the CUDA GPU's chip)
+and called through fusion.cpu or fusion.cuda; the rest runs with PyTorch.
+The graph's unsupported ops are listed in one log line (logger "fusion");
+nothing here raises for an op or a shape the compiler does not take: that
+part runs with PyTorch instead.
+
+- Compiled libraries are cached on disk by the module text, the target and
+  the compiler (FUSION_CACHE_DIR, default ~/.cache/fusion), so a second
+  process, or a graph seen again, does not compile.
+- Sizes Dynamo made symbolic (after a second size, or with
+  torch.compile(dynamic=True)) become dynamic dimensions: one library
+  serves every batch and sequence length.
+- In-place writes to inputs (an optimizer step's `p.add_(...)`) are
+  computed by the function and copied back into the inputs. A graph that
+  writes its inputs is compiled whole or not at all, so no write moves
+  past a read PyTorch still does.
+- The generated kernels have no backward: a graph captured with gradients
+  required (training) runs with PyTorch, said once in the log.
+"""
+
+import functools
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+from collections import Counter
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from . import cpu, cuda, runtime, tools
+from . import fx as fusion_fx
+
+__all__ = ["fusion_backend", "make_backend"]
+
+log = logging.getLogger("fusion")
+
+# The function name every compiled part has (the cache key is the text).
+_FUNCTION = "part"
+_COMPUTE_OPS = ("call_function", "call_method", "call_module")
+
+
+def _op_name(node):
+    """How a node's op is named in the log: torch.rsqrt, Tensor.view, ..."""
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    if node.op == "call_module":
+        return f"module {node.target}"
+    target = node.target
+    if isinstance(target, torch._ops.OpOverload):
+        return f"torch.ops.{target}"
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__name__", repr(target))
+    for prefix in ("torch._C._nn", "torch.nn.functional", "torch._C._VariableFunctions"):
+        if module.startswith(prefix):
+            module = "torch.nn.functional" if "nn" in prefix else "torch"
+    return f"{module}.{name}" if module else name
+
+
+def _is_in_place(node):
+    if node.op == "call_method":
+        return node.target in fusion_fx._Emitter._IN_PLACE
+    return node.op == "call_function" and bool(node.kwargs.get("inplace"))
+
+
+class _Support(OperatorSupportBase):
+    """A node is supported when fusion.fx imports it on its own (given its
+    tensor operands) and its tensors are on one device. Refusals are kept
+    (op name -> count) for the log line."""
+
+    def __init__(self, gm):
+        self.gm = gm
+        self.refused = Counter()
+        self._verdicts = {}
+
+    def is_node_supported(self, submodules, node):
+        if node.op not in _COMPUTE_OPS:
+            return False
+        if node not in self._verdicts:
+            self._verdicts[node] = self._imports(node)
+            if not self._verdicts[node]:
+                self.refused[_op_name(node)] += 1
+        return self._verdicts[node]
+
+    def _imports(self, node):
+        emitter = fusion_fx._Emitter(self.gm, "probe")
+        devices = set()
+        try:
+            for i, operand in enumerate(node.all_input_nodes):
+                tensor = fusion_fx._node_tensor(operand)
+                if tensor is None:
+                    return False  # a size or another non-tensor value
+                devices.add(tensor.device.type)
+                shape, dtype = fusion_fx.node_type(operand)
+                emitter.values[operand] = (f"%a{i}", shape, dtype)
+            result = fusion_fx._node_tensor(node)
+            if result is None:
+                return False
+            devices.add(result.device.type)
+            emitter.node(node)
+        except fusion_fx.UnsupportedOpError:
+            return False
+        return len(devices) == 1 and devices <= {"cpu", "cuda"}
+
+
+def _cache_dir():
+    root = os.environ.get("FUSION_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "fusion")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(tool):
+    """What identifies the compiler in a cache key: its path, size and
+    modification time (a rebuilt or reinstalled fusion-compile misses)."""
+    stat = os.stat(tool)
+    return f"{os.path.realpath(tool)}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _target_of(device):
+    """(target, chip) of fusion-compile for a torch device."""
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(device)
+        return "cuda", f"sm_{major}{minor}"
+    return "cpu", None
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path, debug):
+    return runtime.load(path, debug=debug)
+
+
+def _compile_cached(text, device, options):
+    """The loaded library of the function in `text` for `device`: from the
+    disk cache, else compiled into it."""
+    target, chip = _target_of(device)
+    tool = tools.find("fusion-compile", options.get("build_dir"))
+    key_text = "\n".join([text, target, chip or "", _compiler_identity(tool),
+                          repr(sorted((k, v) for k, v in options.items() if k != "debug"))])
+    key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
+    entry = os.path.join(_cache_dir(), key)
+    library = os.path.join(entry, "part.fused.so")
+    if not os.path.exists(library):
+        root = _cache_dir()
+        scratch = tempfile.mkdtemp(prefix="compiling-", dir=root)
+        try:
+            source = os.path.join(scratch, "part.mlir")
+            with open(source, "w") as f:
+                f.write(text)
+            build_dir = options.get("build_dir")
+            if target == "cuda":
+                cuda.compile(source, build_dir, scratch, chip=chip,
+                             matmul_backend=options.get("matmul_backend", "auto"))
+            else:
+                cpu.compile(source, build_dir, work_dir=scratch)
+            try:
+                os.rename(scratch, entry)  # atomic: readers see all of it or none
+            except OSError:
+                pass  # another process cached it first
+        finally:
+            if os.path.exists(scratch):
+                shutil.rmtree(scratch, ignore_errors=True)
+        log.debug("fusion: compiled %s into %s", target, entry)
+    return _load(library, bool(options.get("debug", False)))
+
+
+# CPU calls: torch tensors <-> numpy arrays, sharing memory.
+def _to_numpy(t):
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        if cpu.BFLOAT16 is None:
+            raise TypeError("bf16 on the CPU needs the ml_dtypes package")
+        return t.contiguous().view(torch.int16).numpy().view(cpu.BFLOAT16)
+    return t.numpy()
+
+
+def _from_numpy(a):
+    if cpu.BFLOAT16 is not None and a.dtype == cpu.BFLOAT16:
+        return torch.from_numpy(a.view("int16")).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+class _CompiledPart(torch.nn.Module):
+    """A supported part of a graph, called through its compiled function;
+    writes to inputs are copied back, and outputs that are inputs are
+    returned as the input tensors themselves."""
+
+    def __init__(self, function, imported, placeholders, device_type, returns_tuple):
+        super().__init__()
+        self.function = function
+        self.imported = imported
+        self.device_type = device_type
+        self.returns_tuple = returns_tuple
+        # Which forward() arguments the function takes (tensors only).
+        self.taken = [i for i, node in enumerate(placeholders) if node in imported.inputs]
+
+    def forward(self, *args):
+        tensors = [args[i] for i in self.taken]
+        params = self.imported.params
+        if self.device_type == "cpu":
+            results = [_from_numpy(r) for r in self.function(
+                *[_to_numpy(t) for t in tensors], *[_to_numpy(p) for p in params])]
+        else:
+            results = self.function(*tensors, *params)
+        for i, k in self.imported.mutated:
+            tensors[i].copy_(results[k])
+        outputs = tuple(tensors[k] if kind == "input" else results[k]
+                        for kind, k in self.imported.outputs)
+        return outputs if self.returns_tuple else outputs[0]
+
+
+def _placeholder_meta(parent, call):
+    """Gives the placeholders of the part `call` calls the tensor metadata
+    of the values passed to them (the partitioner makes new nodes)."""
+    sub = parent.get_submodule(call.target)
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    for placeholder, arg in zip(placeholders, call.args):
+        if isinstance(arg, torch.fx.Node):
+            for key in ("example_value", "val", "tensor_meta"):
+                if key in arg.meta and key not in placeholder.meta:
+                    placeholder.meta[key] = arg.meta[key]
+    return sub, placeholders
+
+
+def _compile_part(sub, placeholders, options):
+    """A _CompiledPart for the GraphModule `sub`, or the reason it is not
+    one (the part then runs with PyTorch)."""
+    try:
+        imported = fusion_fx.import_graph(sub, _FUNCTION)
+    except fusion_fx.UnsupportedOpError as e:
+        return None, str(e)
+    devices = {fusion_fx._node_tensor(n).device for n in imported.inputs}
+    devices |= {p.device for p in imported.params}
+    if len(devices) != 1:
+        return None, f"tensors on {len(devices)} devices"
+    device = devices.pop()
+    try:
+        compiled = _compile_cached(imported.text, device, options)
+    except (RuntimeError, OSError) as e:
+        first = str(e).strip().splitlines()
+        return None, "fusion-compile failed: " + (first[1] if len(first) > 1 else first[0] if first else "")
+    output = next(n for n in sub.graph.nodes if n.op == "output")
+    returns_tuple = isinstance(output.args[0], (tuple, list))
+    return _CompiledPart(compiled.functions[_FUNCTION], imported, placeholders, device.type,
+                         returns_tuple), None
+
+
+def _partition(gm, support):
+    """gm with each maximal supported part moved into a submodule
+    fused_<n>; the call nodes of those submodules."""
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    if not partitions:
+        return gm, []
+    fused = partitioner.fuse_partitions(partitions, prefix="fused_")
+    calls = [n for n in fused.graph.nodes if n.op == "call_module" and n.target.startswith("fused_")]
+    return fused, calls
+
+
+def make_backend(**options):
+    """A torch.compile backend with `options`: build_dir (where
+    fusion-compile is; default the installed package or PATH),
+    matmul_backend (auto, library, generated) and debug (poison outputs,
+    for tests)."""
+
+    def backend(gm, example_inputs):
+        return _compile_graph(gm, example_inputs, options)
+
+    return backend
+
+
+def _compile_graph(gm, example_inputs, options):
+    if torch.is_grad_enabled() and any(
+            isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
+        log.warning("fusion: the graph needs gradients, which Fusion's kernels do not compute: "
+                    "running it with PyTorch (call the model under torch.no_grad() or "
+                    "torch.inference_mode() to use Fusion)")
+        return gm.forward
+    support = _Support(gm)
+    compute = [n for n in gm.graph.nodes if n.op in _COMPUTE_OPS]
+    writes = [n for n in compute if _is_in_place(n)]
+    whole = all([support.is_node_supported(None, n) for n in compute])
+    fallbacks = Counter(support.refused)
+    if writes and not whole:
+        # A write in one part and a read of the same tensor left to
+        # PyTorch could be reordered: all or nothing.
+        listed = ", ".join(f"{name} x{count}" if count > 1 else name
+                           for name, count in sorted(fallbacks.items()))
+        log.warning("fusion: the graph writes its inputs and has ops Fusion does not take (%s): "
+                    "all %d ops run with PyTorch", listed, len(compute))
+        return gm.forward
+    fused, parts = _partition(gm, support)
+    compiled = 0
+    for call in parts:
+        sub, placeholders = _placeholder_meta(fused, call)
+        part, reason = _compile_part(sub, placeholders, options)
+        if part is None:
+            for node in sub.graph.nodes:
+                if node.op in _COMPUTE_OPS:
+                    fallbacks[_op_name(node)] += 1
+            log.info("fusion: a part of %d ops runs with PyTorch: %s",
+                     sum(n.op in _COMPUTE_OPS for n in sub.graph.nodes), reason)
+            continue
+        setattr(fused, call.target, part)
+        compiled += 1
+    if fallbacks:
+        listed = ", ".join(f"{name} x{count}" if count > 1 else name
+                           for name, count in sorted(fallbacks.items()))
+        log.warning("fusion: %d of %d ops run with PyTorch (%d parts compiled): %s",
+                    sum(fallbacks.values()), len(compute), compiled, listed)
+    else:
+        log.info("fusion: %d ops in %d compiled parts", len(compute), compiled)
+    fused.recompile()
+    return fused.forward
+
+
+def fusion_backend(gm, example_inputs):
+    """The torch.compile backend registered as "fusion" (options from the
+    environment: FUSION_BUILD_DIR, FUSION_DEBUG=1)."""
+    options = {"debug": cpu.debug_default()}
+    if os.environ.get("FUSION_BUILD_DIR"):
+        options["build_dir"] = os.environ["FUSION_BUILD_DIR"]
+    return _compile_graph(gm, example_inputs, options)
+
+
+def _register():
+    """Registers the backend by name for a package that is imported but not
+    installed (an installed one is found through its entry point)."""
+    try:
+        from torch._dynamo.backends.registry import _BACKENDS, register_backend
+    except ImportError:
+        return
+    if "fusion" not in _BACKENDS:
+        register_backend(fusion_backend, name="fusion")
+
+
+_register()
