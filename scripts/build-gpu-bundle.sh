@@ -108,4 +108,10 @@ with open(source, "w") as f:
 for fuse in (True, False):
     print(cuda.compile(source, build, bundle, fuse=fuse))
 PY
+# torch.compile(backend="fusion") there: the backend's libraries compiled
+# ahead of time into its disk cache, and a copy of fusion-compile, which
+# identifies them (it does not run there: no MLIR).
+PYTHONPATH="$root/python" python3 "$root/benchmarks/gpu/compile_check.py" prepare "$build" \
+  "$bundle/fusion-cache" 2>&1 | tail -1
+mkdir -p "$bundle/bin" && cp "$build/bin/fusion-compile" "$bundle/bin/"
 du -sh "$bundle"

@@ -91,6 +91,30 @@ def main():
     except cpu.SignatureError as ex:
         record("output view off a 16-byte boundary", True, f"refused: {ex}")
 
+    # Known calls: a call like one checked before (the same dtypes, shapes,
+    # strides and device) skips the signature checks, but not the alignment
+    # of its buffers nor a changed signature.
+    fd = debug.functions["norm_matmul_silu"]
+    x, g, w = inputs(77)
+    fd(x, g, w)
+    x2 = torch.randn_like(x)
+    (y,) = fd(x2, g, w)
+    torch.cuda.synchronize()
+    e = error(y, reference(x2, g, w))
+    record("known call, new input", e <= TOLERANCE, f"rel.err {e:.1e}")
+    flat = torch.empty(x.numel() + 8, dtype=x.dtype, device="cuda")
+    shifted = flat[1:1 + x.numel()].view(x.shape)
+    shifted.copy_(x2)
+    (y,) = fd(shifted, g, w)
+    torch.cuda.synchronize()
+    e = error(y, reference(x2, g, w))
+    record("known call, input view off a boundary", e <= TOLERANCE, f"rel.err {e:.1e}")
+    try:
+        fd(x.float(), g, w)
+        record("known shapes, wrong dtype", False, "accepted")
+    except cpu.SignatureError as ex:
+        record("known shapes, wrong dtype", True, f"refused: {ex}")
+
     # A side stream: a long sleep, then the input is overwritten, then the
     # call. Run on another stream, the call would read the old input.
     x, g, w = inputs(64)
@@ -141,6 +165,14 @@ def main():
         "as called, back to back": median_host_us(lambda: d(a, r, wn), 2000, False),
         "outputs=, back to back": median_host_us(lambda: d(a, r, wn, outputs=outs), 2000, False),
     }
+    # The floors: the compiled function's entry alone through ctypes (its
+    # descriptors filled by the call before), and a one-kernel PyTorch op.
+    d(a, r, wn, outputs=outs)
+    pointers = d._arguments()[1]
+    timings["compiled entry alone (ctypes), back to back"] = median_host_us(
+        lambda: d._entry(*pointers), 2000, False)
+    timings["torch.add (one PyTorch kernel), back to back"] = median_host_us(
+        lambda: torch.add(a, r), 2000, False)
     graph1 = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph1):
         d(a, r, wn, outputs=outs)

@@ -32,6 +32,9 @@ python3 run_traffic.py --compare "$OUT/ncu_reductions.csv" reductions_full fused
 ncu --clock-control none --metrics gpu__time_duration.sum --csv python3 run_traffic.py --decode full \
   > "$OUT/ncu_decode.csv" 2> "$OUT/ncu_decode.err" || status=1
 python3 run_traffic.py --decode-times "$OUT/ncu_decode.csv" > "$OUT/decode.txt" 2>&1 || status=1
+# torch.compile(backend="fusion"), from the libraries compiled ahead of time.
+FUSION_CACHE_DIR=$PWD/fusion-cache FUSION_BUILD_DIR=$PWD LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+  python3 compile_check.py 2>&1 | grep -vi warning > "$OUT/compile_check.txt" || status=1
 python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
 python3 run_bench.py reductions 2>&1 | grep -vi warning > "$OUT/bench_reductions.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1
@@ -41,4 +44,5 @@ echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/tra
 echo "== decode: GPU time per kernel"; cat "$OUT/decode.txt"
 echo "== effective GB/s"; cat "$OUT/bench.txt" "$OUT/bench_reductions.txt"
 echo "== matmul programs"; cat "$OUT/matmul_bench.txt"
+echo "== torch.compile(backend=\"fusion\")"; grep -E "FAIL|checks passed" "$OUT/compile_check.txt"; sed -n '/^model/,$p' "$OUT/compile_check.txt"
 exit $status

@@ -112,7 +112,8 @@ class _Support(OperatorSupportBase):
             emitter.node(node)
         except fusion_fx.UnsupportedOpError:
             return False
-        return len(devices) == 1 and devices <= {"cpu", "cuda"}
+        # meta: a model traced only to compile it ahead of time.
+        return len(devices) == 1 and devices <= {"cpu", "cuda", "meta"}
 
 
 def _cache_dir():
@@ -126,10 +127,11 @@ def _cache_dir():
 
 @functools.lru_cache(maxsize=None)
 def _compiler_identity(tool):
-    """What identifies the compiler in a cache key: its path, size and
-    modification time (a rebuilt or reinstalled fusion-compile misses)."""
-    stat = os.stat(tool)
-    return f"{os.path.realpath(tool)}:{stat.st_size}:{stat.st_mtime_ns}"
+    """What identifies the compiler in a cache key: a hash of fusion-compile
+    itself (its passes are linked in), so a rebuilt compiler misses and a
+    copy of the same one elsewhere hits."""
+    with open(tool, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _target_of(device):
@@ -145,13 +147,12 @@ def _load(path, debug):
     return runtime.load(path, debug=debug)
 
 
-def _compile_cached(text, device, options):
-    """The loaded library of the function in `text` for `device`: from the
-    disk cache, else compiled into it."""
-    target, chip = _target_of(device)
+def _cached_library(text, target, chip, options):
+    """The path of the library of the function in `text` for `target`
+    (and `chip`): from the disk cache, else compiled into it."""
     tool = tools.find("fusion-compile", options.get("build_dir"))
     key_text = "\n".join([text, target, chip or "", _compiler_identity(tool),
-                          repr(sorted((k, v) for k, v in options.items() if k != "debug"))])
+                          options.get("matmul_backend", "auto")])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     entry = os.path.join(_cache_dir(), key)
     library = os.path.join(entry, "part.fused.so")
@@ -167,7 +168,7 @@ def _compile_cached(text, device, options):
                 cuda.compile(source, build_dir, scratch, chip=chip,
                              matmul_backend=options.get("matmul_backend", "auto"))
             else:
-                cpu.compile(source, build_dir, work_dir=scratch)
+                cpu.build(source, os.path.join(scratch, "part.fused.so"), build_dir)
             try:
                 os.rename(scratch, entry)  # atomic: readers see all of it or none
             except OSError:
@@ -176,7 +177,7 @@ def _compile_cached(text, device, options):
             if os.path.exists(scratch):
                 shutil.rmtree(scratch, ignore_errors=True)
         log.debug("fusion: compiled %s into %s", target, entry)
-    return _load(library, bool(options.get("debug", False)))
+    return library
 
 
 # CPU calls: torch tensors <-> numpy arrays, sharing memory.
@@ -249,8 +250,17 @@ def _compile_part(sub, placeholders, options):
     if len(devices) != 1:
         return None, f"tensors on {len(devices)} devices"
     device = devices.pop()
+    target, chip = _target_of(device)
+    ahead = options.get("ahead_of_time")
+    if ahead:
+        target, chip = "cuda", ahead
+    elif device.type == "meta":
+        return None, "meta tensors (nothing to run; see ahead_of_time)"
     try:
-        compiled = _compile_cached(imported.text, device, options)
+        library = _cached_library(imported.text, target, chip, options)
+        if ahead:
+            return None, f"compiled ahead of time for {chip}"
+        compiled = _load(library, bool(options.get("debug", False)))
     except (RuntimeError, OSError) as e:
         first = str(e).strip().splitlines()
         return None, "fusion-compile failed: " + (first[1] if len(first) > 1 else first[0] if first else "")
@@ -274,14 +284,28 @@ def _partition(gm, support):
 
 def make_backend(**options):
     """A torch.compile backend with `options`: build_dir (where
-    fusion-compile is; default the installed package or PATH),
-    matmul_backend (auto, library, generated) and debug (poison outputs,
-    for tests)."""
+    fusion-compile is; default FUSION_BUILD_DIR, else the installed package,
+    else PATH),
+    matmul_backend (auto, library, generated), debug (poison outputs, for
+    tests; default FUSION_DEBUG=1 in the environment), and ahead_of_time (a chip, e.g. "sm_90": compile every part
+    for that GPU into the disk cache and run the graph with PyTorch here,
+    typically on "meta" tensors, which compute nothing; a GPU machine
+    without MLIR then runs the same model, at the same sizes, from a copy of
+    the cache, given a copy of the same fusion-compile to identify it)."""
+
+    options = dict(options)
+    if not options.get("build_dir") and os.environ.get("FUSION_BUILD_DIR"):
+        options["build_dir"] = os.environ["FUSION_BUILD_DIR"]
+    options.setdefault("debug", cpu.debug_default())
 
     def backend(gm, example_inputs):
         return _compile_graph(gm, example_inputs, options)
 
     return backend
+
+
+def _listed(counter):
+    return ", ".join(f"{name} x{count}" if count > 1 else name for name, count in sorted(counter.items()))
 
 
 def _compile_graph(gm, example_inputs, options):
@@ -293,36 +317,43 @@ def _compile_graph(gm, example_inputs, options):
         return gm.forward
     support = _Support(gm)
     compute = [n for n in gm.graph.nodes if n.op in _COMPUTE_OPS]
-    writes = [n for n in compute if _is_in_place(n)]
     whole = all([support.is_node_supported(None, n) for n in compute])
-    fallbacks = Counter(support.refused)
-    if writes and not whole:
+    if whole and compute:
+        # One function for the graph, no partitioning.
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        part, reason = _compile_part(gm, placeholders, options)
+        if part is not None:
+            log.info("fusion: %d ops in one compiled part", len(compute))
+            return part
+        log.warning("fusion: all %d ops run with PyTorch: %s", len(compute), reason)
+        return gm.forward
+    if any(_is_in_place(n) for n in compute):
         # A write in one part and a read of the same tensor left to
         # PyTorch could be reordered: all or nothing.
-        listed = ", ".join(f"{name} x{count}" if count > 1 else name
-                           for name, count in sorted(fallbacks.items()))
         log.warning("fusion: the graph writes its inputs and has ops Fusion does not take (%s): "
-                    "all %d ops run with PyTorch", listed, len(compute))
+                    "all %d ops run with PyTorch", _listed(support.refused), len(compute))
         return gm.forward
-    fused, parts = _partition(gm, support)
+    try:
+        fused, parts = _partition(gm, support)
+    except Exception as e:  # PyTorch's partitioner: its failure is not the caller's
+        log.warning("fusion: partitioning the graph failed (%s: %s): all %d ops run with PyTorch",
+                    type(e).__name__, e, len(compute))
+        return gm.forward
+    fallbacks = Counter(support.refused)
     compiled = 0
     for call in parts:
         sub, placeholders = _placeholder_meta(fused, call)
         part, reason = _compile_part(sub, placeholders, options)
         if part is None:
-            for node in sub.graph.nodes:
-                if node.op in _COMPUTE_OPS:
-                    fallbacks[_op_name(node)] += 1
-            log.info("fusion: a part of %d ops runs with PyTorch: %s",
-                     sum(n.op in _COMPUTE_OPS for n in sub.graph.nodes), reason)
+            ops = [n for n in sub.graph.nodes if n.op in _COMPUTE_OPS]
+            fallbacks.update(_op_name(n) for n in ops)
+            log.info("fusion: a part of %d ops runs with PyTorch: %s", len(ops), reason)
             continue
         setattr(fused, call.target, part)
         compiled += 1
     if fallbacks:
-        listed = ", ".join(f"{name} x{count}" if count > 1 else name
-                           for name, count in sorted(fallbacks.items()))
         log.warning("fusion: %d of %d ops run with PyTorch (%d parts compiled): %s",
-                    sum(fallbacks.values()), len(compute), compiled, listed)
+                    sum(fallbacks.values()), len(compute), compiled, _listed(fallbacks))
     else:
         log.info("fusion: %d ops in %d compiled parts", len(compute), compiled)
     fused.recompile()
@@ -331,11 +362,8 @@ def _compile_graph(gm, example_inputs, options):
 
 def fusion_backend(gm, example_inputs):
     """The torch.compile backend registered as "fusion" (options from the
-    environment: FUSION_BUILD_DIR, FUSION_DEBUG=1)."""
-    options = {"debug": cpu.debug_default()}
-    if os.environ.get("FUSION_BUILD_DIR"):
-        options["build_dir"] = os.environ["FUSION_BUILD_DIR"]
-    return _compile_graph(gm, example_inputs, options)
+    environment: FUSION_BUILD_DIR, FUSION_DEBUG=1, FUSION_CACHE_DIR)."""
+    return make_backend()(gm, example_inputs)
 
 
 def _register():

@@ -247,6 +247,14 @@ def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=Non
     work_dir = work_dir or tempfile.mkdtemp(prefix="fusion-cpu-")
     library = os.path.join(work_dir, os.path.splitext(os.path.basename(source))[0]
                            + (".fused" if fuse else ".unfused") + ".so")
+    build(source, library, build_dir, fuse, count_traffic, matmul_epilogue)
+    return CompiledModule(library, read_signatures(library), debug)
+
+
+def build(source, library, build_dir=None, fuse=True, count_traffic=False,
+          matmul_epilogue="library"):
+    """Compiles `source` into the CPU library `library` (and its signature
+    file beside it) without loading it; options as in compile."""
     command = [tools.find("fusion-compile", build_dir), source,
                "--target=cpu", "-o", library]
     if not fuse:
@@ -255,7 +263,6 @@ def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=Non
         command.append("--count-traffic")
     command.append(f"--matmul-epilogue={matmul_epilogue}")
     _run(command)
-    return CompiledModule(library, read_signatures(library), debug)
 
 
 def report(source, build_dir=None, fuse=True, chip=None):
