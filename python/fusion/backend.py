@@ -196,14 +196,21 @@ def _from_numpy(a):
     return torch.from_numpy(a)
 
 
+def _writable_in_place(t):
+    """Whether a tensor can be a kernel's output buffer (CUDA kernels
+    access whole vectors from the start)."""
+    return t.is_contiguous() and t.data_ptr() % cuda._VECTOR_BYTES == 0
+
+
 class _CompiledPart(torch.nn.Module):
     """A supported part of a graph, called through its compiled function;
     writes to inputs are copied back, and outputs that are inputs are
     returned as the input tensors themselves."""
 
-    def __init__(self, function, imported, placeholders, device_type, returns_tuple):
+    def __init__(self, function, imported, placeholders, device_type, returns_tuple, debug):
         super().__init__()
         self.function = function
+        self.debug = debug
         self.imported = imported
         self.device_type = device_type
         self.returns_tuple = returns_tuple
@@ -213,16 +220,40 @@ class _CompiledPart(torch.nn.Module):
     def forward(self, *args):
         tensors = [args[i] for i in self.taken]
         params = self.imported.params
+        outputs, written = self._outputs(tensors, params) if self.imported.mutated else (None, [])
         if self.device_type == "cpu":
             results = [_from_numpy(r) for r in self.function(
-                *[_to_numpy(t) for t in tensors], *[_to_numpy(p) for p in params])]
+                *[_to_numpy(t) for t in tensors], *[_to_numpy(p) for p in params],
+                outputs=None if outputs is None else [_to_numpy(o) for o in outputs])]
         else:
-            results = self.function(*tensors, *params)
-        for i, k in self.imported.mutated:
+            results = self.function(*tensors, *params, outputs=outputs)
+        for i, k in written:
             tensors[i].copy_(results[k])
         outputs = tuple(tensors[k] if kind == "input" else results[k]
                         for kind, k in self.imported.outputs)
         return outputs if self.returns_tuple else outputs[0]
+
+    def _outputs(self, tensors, params):
+        """The output buffers of a call that writes inputs: an input is
+        its own result's buffer where fusion-compile proved that safe (one
+        elementwise kernel reads it); the other results get new tensors.
+        Also the (input, result) pairs still to copy back."""
+        function = self.function
+        shapes = function.output_shapes([*tensors, *params])
+        outputs = [None] * len(shapes)
+        copies = []
+        for i, k in self.imported.mutated:
+            if (i, k) in function.in_place and _writable_in_place(tensors[i]):
+                outputs[k] = tensors[i]
+            else:
+                copies.append((i, k))
+        device = tensors[0].device if tensors else params[0].device
+        for k, (shape, t) in enumerate(zip(shapes, function.outputs)):
+            if outputs[k] is None:
+                outputs[k] = torch.empty(shape, dtype=cuda.Function._torch_dtype(t), device=device)
+                if self.debug and t.element != "i1":
+                    outputs[k].fill_(float("nan"))  # poison, as the function would
+        return outputs, copies
 
 
 def _placeholder_meta(parent, call):
@@ -267,7 +298,7 @@ def _compile_part(sub, placeholders, options):
     output = next(n for n in sub.graph.nodes if n.op == "output")
     returns_tuple = isinstance(output.args[0], (tuple, list))
     return _CompiledPart(compiled.functions[_FUNCTION], imported, placeholders, device.type,
-                         returns_tuple), None
+                         returns_tuple, bool(options.get("debug", False))), None
 
 
 def _partition(gm, support):

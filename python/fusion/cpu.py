@@ -122,10 +122,12 @@ def debug_default():
 
 
 class Function:
-    def __init__(self, library, name, inputs, outputs, debug=False):
+    def __init__(self, library, name, inputs, outputs, debug=False, in_place=frozenset()):
         self.name = name
         self.debug = debug
         self.inputs, self.outputs = inputs, outputs
+        # (input, result): result may be written into that input's buffer.
+        self.in_place = in_place
         self._entry = getattr(library, "_mlir_ciface_" + name)
         self._entry.restype = None
         # The CPU runtime, reached through the library; a library without
@@ -151,15 +153,32 @@ class Function:
                     d is not None and d != s for d, s in zip(expected.shape, array.shape)):
                 raise SignatureError(f"{self.name}: argument {i} has shape {array.shape}, expected {expected}")
 
-    def __call__(self, *arrays):
+    def check_outputs(self, outputs, shapes):
+        if len(outputs) != len(self.outputs):
+            raise SignatureError(f"{self.name} writes {len(self.outputs)} outputs, got {len(outputs)}")
+        for i, (out, shape, t) in enumerate(zip(outputs, shapes, self.outputs)):
+            if not isinstance(out, np.ndarray) or out.dtype != t.dtype or out.shape != shape:
+                raise SignatureError(f"{self.name}: output {i} is not a {shape} array of {t.element}")
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise SignatureError(f"{self.name}: output {i} is not a writable contiguous array")
+
+    def __call__(self, *arrays, outputs=None):
+        """The outputs, allocated here or written into `outputs` (arrays of
+        the output shapes: an input may be one where fusion-compile proved
+        it safe, see in_place)."""
         self.check(arrays)
         arrays = [np.ascontiguousarray(a) for a in arrays]
-        outputs = []
-        for shape, t in zip(self.output_shapes(arrays), self.outputs):
-            out = np.empty(shape, dtype=t.dtype)
-            if self.debug and t.element != "i1":
-                out[...] = np.nan  # poison: unwritten elements stay NaN
-            outputs.append(out)
+        shapes = self.output_shapes(arrays)
+        if outputs is not None:
+            self.check_outputs(outputs, shapes)
+            outputs = list(outputs)
+        else:
+            outputs = []
+            for shape, t in zip(shapes, self.outputs):
+                out = np.empty(shape, dtype=t.dtype)
+                if self.debug and t.element != "i1":
+                    out[...] = np.nan  # poison: unwritten elements stay NaN
+                outputs.append(out)
         descriptors = [_descriptor(a) for a in arrays + outputs]
         self._entry(*[ctypes.byref(d) for d in descriptors])
         self._raise_if_refused()
@@ -189,7 +208,9 @@ class CompiledModule(FunctionTable):
         self.path = path
         self.debug = debug_default() if debug is None else debug
         self._library = ctypes.CDLL(path)
-        self.functions = {name: Function(self._library, name, ins, outs, self.debug)
+        in_place = read_in_place(path)
+        self.functions = {name: Function(self._library, name, ins, outs, self.debug,
+                                         in_place.get(name, set()))
                           for name, (ins, outs) in signatures.items()}
         with open(os.path.splitext(path)[0] + ".json") as f:
             self.count_traffic = json.load(f).get("count_traffic", False)
@@ -236,6 +257,15 @@ def read_signatures(library):
             out.dim_sources = tuple(tuple(s) if s else None for s in sources)
         signatures[name] = ([_parse_tensor(t[7:-1]) for t in sig["inputs"]], outputs)
     return signatures
+
+
+def read_in_place(library):
+    """{name: {(input, result), ...}}: the results fusion-compile proved may
+    be written into an input's buffer (the signature file's in_place)."""
+    with open(os.path.splitext(library)[0] + ".json") as f:
+        document = json.load(f)
+    return {name: {tuple(pair) for pair in sig.get("in_place", [])}
+            for name, sig in document["functions"].items()}
 
 
 def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=None,

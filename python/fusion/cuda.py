@@ -61,9 +61,12 @@ def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
 
 
 class Function:
-    def __init__(self, module, name, inputs, outputs):
+    def __init__(self, module, name, inputs, outputs, in_place=frozenset()):
         self.module, self.name = module, name
         self.inputs, self.outputs = inputs, outputs
+        # (input, result): result may be written into that input's buffer
+        # (outputs=[..., the input, ...]); see fusion-compile's in_place.
+        self.in_place = in_place
         self._entry = getattr(module._library, "_mlir_ciface_" + name)
         self._entry.restype = None
         # Looked up once: calls are on the hot path (launch-bound programs).
@@ -257,7 +260,8 @@ class Module(cpu.FunctionTable):
         # was last given on this thread is remembered per runtime.
         self._runtime_id = ctypes.cast(self.set_stream, ctypes.c_void_p).value
         signatures = cpu.read_signatures(path)
-        self.functions = {name: Function(self, name, ins, outs)
+        in_place = cpu.read_in_place(path)
+        self.functions = {name: Function(self, name, ins, outs, in_place.get(name, set()))
                           for name, (ins, outs) in signatures.items()}
 
     def use_stream(self, device):

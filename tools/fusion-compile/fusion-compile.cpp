@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
+#include "fusion/Dialect/Fusion/Analysis/InPlace.h"
 #include "fusion/InitAll.h"
 #include "fusion/Pipelines/Pipelines.h"
 
@@ -81,10 +82,26 @@ static cl::opt<bool>
 static cl::opt<bool> keepObject("keep-object",
                                 cl::desc("Keep the intermediate object file"));
 
+/// Per public function of `kernels` (the module with its kernels formed):
+/// the (input, result) pairs whose result may be written into the input.
+static llvm::StringMap<llvm::json::Array> inPlaceResults(ModuleOp kernels) {
+  llvm::StringMap<llvm::json::Array> pairs;
+  for (auto function : kernels.getOps<func::FuncOp>()) {
+    llvm::json::Array array;
+    for (auto [input, result] : mlir::fusion::getInPlaceResults(function))
+      array.push_back(llvm::json::Array{input, result});
+    pairs[function.getName()] = std::move(array);
+  }
+  return pairs;
+}
+
 /// Writes `<output without .so>.json`: the target, whether kernels count
-/// their traffic, and each public function's tensor types.
-static LogicalResult writeSignatures(ModuleOp module, StringRef output,
-                                     StringRef targetName) {
+/// their traffic, each public function's tensor types, and the results
+/// that may be written into an input's buffer (`in_place`, from
+/// `kernels`: the module with its kernels formed as the lowering forms them).
+static LogicalResult writeSignatures(ModuleOp module, ModuleOp kernels,
+                                     StringRef output, StringRef targetName) {
+  llvm::StringMap<llvm::json::Array> inPlace = inPlaceResults(kernels);
   llvm::json::Object functions;
   for (auto function : module.getOps<func::FuncOp>()) {
     if (!function.isPublic() || function.isExternal())
@@ -112,10 +129,11 @@ static LogicalResult writeSignatures(ModuleOp module, StringRef output,
           entries.push_back(nullptr);
       sources.push_back(std::move(entries));
     }
-    functions[function.getName()] =
-        llvm::json::Object{{"inputs", types(function.getArgumentTypes())},
-                           {"outputs", types(function.getResultTypes())},
-                           {"output_dim_sources", std::move(sources)}};
+    functions[function.getName()] = llvm::json::Object{
+        {"inputs", types(function.getArgumentTypes())},
+        {"outputs", types(function.getResultTypes())},
+        {"output_dim_sources", std::move(sources)},
+        {"in_place", std::move(inPlace[function.getName()])}};
   }
   SmallString<256> path(output);
   llvm::sys::path::replace_extension(path, "json");
@@ -187,8 +205,12 @@ static LogicalResult link(StringRef object, StringRef output, StringRef argv0,
   // The runtime is looked for beside the library first (a bundle), then in
   // the build that made it.
   std::string rpath = "-Wl,-rpath,$ORIGIN:" + libDir.str().str();
-  SmallVector<StringRef> args = {*cc,     "-shared", object, "-o", output,
-                                 libFlag, runtime,   rpath,  "-lm"};
+  // -Bsymbolic: the library's calls to its own functions bind to them, not
+  // to a same-named symbol loaded earlier (a function `step` or `exp` would
+  // otherwise call libc's).
+  SmallVector<StringRef> args = {
+      *cc,     "-shared", object, "-o", output, "-Wl,-Bsymbolic",
+      libFlag, runtime,   rpath,  "-lm"};
   std::string message;
   int status =
       llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
@@ -234,7 +256,13 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
-  if (failed(writeSignatures(*module, outputFile, target)))
+  // The kernels as the lowering forms them, for the in-place analysis (the
+  // lowering itself leaves no fusion.kernel to look at).
+  OwningOpRef<ModuleOp> kernels = module->clone();
+  PassManager formKernels(&context);
+  mlir::fusion::buildFusionKernels(formKernels, !noFuse, matmulEpilogue);
+  if (failed(formKernels.run(*kernels)) ||
+      failed(writeSignatures(*module, *kernels, outputFile, target)))
     return 1;
 
   PassManager pm(&context);
