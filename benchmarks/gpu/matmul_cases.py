@@ -102,6 +102,28 @@ func.func @two_outputs_bf16(%a: tensor<?x64xbf16>, %b: tensor<64x32xbf16>, %bias
   %3 = fusion.tanh %1 : tensor<?x32xbf16>
   return %2, %3 : tensor<?x32xbf16>, tensor<?x32xbf16>
 }
+func.func @linear_wt_bias_bf16(%x: tensor<?x96xbf16>, %w: tensor<40x96xbf16>, %bias: tensor<40xbf16>) -> tensor<?x40xbf16> {
+  %wt = fusion.transpose %w permutation = [1, 0] : tensor<40x96xbf16> -> tensor<96x40xbf16>
+  %0 = fusion.matmul %x, %wt : (tensor<?x96xbf16>, tensor<96x40xbf16>) -> tensor<?x40xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x40xbf16>, tensor<40xbf16>) -> tensor<?x40xbf16>
+  return %1 : tensor<?x40xbf16>
+}
+func.func @transposed_a_f32(%a: tensor<45x77xf32>, %b: tensor<45x33xf32>) -> tensor<77x33xf32> {
+  %at = fusion.transpose %a permutation = [1, 0] : tensor<45x77xf32> -> tensor<77x45xf32>
+  %0 = fusion.matmul %at, %b : (tensor<77x45xf32>, tensor<45x33xf32>) -> tensor<77x33xf32>
+  return %0 : tensor<77x33xf32>
+}
+func.func @scores_f32(%q: tensor<3x?x16xf32>, %k: tensor<3x?x16xf32>) -> tensor<3x?x?xf32> {
+  %kt = fusion.transpose %k permutation = [0, 2, 1] : tensor<3x?x16xf32> -> tensor<3x16x?xf32>
+  %0 = fusion.matmul %q, %kt : (tensor<3x?x16xf32>, tensor<3x16x?xf32>) -> tensor<3x?x?xf32>
+  return %0 : tensor<3x?x?xf32>
+}
+func.func @both_transposed_bf16(%a: tensor<64x20xbf16>, %b: tensor<30x64xbf16>) -> tensor<20x30xbf16> {
+  %at = fusion.transpose %a permutation = [1, 0] : tensor<64x20xbf16> -> tensor<20x64xbf16>
+  %bt = fusion.transpose %b permutation = [1, 0] : tensor<30x64xbf16> -> tensor<64x30xbf16>
+  %0 = fusion.matmul %at, %bt : (tensor<20x64xbf16>, tensor<64x30xbf16>) -> tensor<20x30xbf16>
+  return %0 : tensor<20x30xbf16>
+}
 """
 
 TF32_MODULE = """
@@ -116,7 +138,8 @@ DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "scale_residual_bf16": [5, 1000], "residual_bias_gelu_bf16": [3, 257],
            "bias_gelu_erf_bf16": [1, 64], "batch_dynamic_bf16": [1, 6],
            "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133],
-           "dynamic_k_relu_f32": [0, 1, 37]}
+           "dynamic_k_relu_f32": [0, 1, 37], "linear_wt_bias_bf16": [1, 70],
+           "scores_f32": [1, 50]}
 
 
 def module():
@@ -167,8 +190,19 @@ def reference(name, *xs, ops=NumpyOps):
         up = s / ops.sqrt(ops.mean_last(s * s) + 1e-6) * w_norm @ w_up
         gate, value = up[:, :11008], up[:, 11008:]
         return [s, (gate / (1 + ops.exp(-gate)) * value) @ w_down]
-    product = x[0] @ x[1]
+    # Operands the function transposes (its last two dimensions) first.
+    transposed = {"linear_wt_bias_bf16": (False, True), "transposed_a_f32": (True, False),
+                  "scores_f32": (False, True), "both_transposed_bf16": (True, True)}
+    a, b = x[0], x[1]
+    if name in transposed:
+        a = a.swapaxes(-1, -2) if transposed[name][0] else a
+        b = b.swapaxes(-1, -2) if transposed[name][1] else b
+    product = a @ b
     return {
+        "linear_wt_bias_bf16": lambda: [product + x[2]],
+        "transposed_a_f32": lambda: [product],
+        "scores_f32": lambda: [product],
+        "both_transposed_bf16": lambda: [product],
         "plain_f32": lambda: [product],
         "plain_tf32": lambda: [product],
         "batch_bcast_a_f32": lambda: [product],

@@ -24,8 +24,8 @@
 // A workspace is allocated once per stream, on its first use; a stream
 // first used while it is captured into a CUDA graph (where nothing may be
 // allocated) runs without one. cuBLASLt is loaded on first use
-// (libcublasLt.so.13), so modules without library matmuls do not need it. Every status is checked and reported like the
-// driver's errors.
+// (libcublasLt.so.13), so modules without library matmuls do not need it. Every
+// status is checked and reported like the driver's errors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,13 +148,30 @@ uint32_t alignmentOf(const void *address) {
   return alignment;
 }
 
-/// The leading dimension of a row-major matrix operand: its row stride,
-/// which must leave the rows apart (any value when there is one row).
-bool leadingDimension(const Tensor &t, int64_t &ld) {
-  if (t.cols() > 1 && t.strides[t.rank() - 1] != 1)
+/// The leading dimension of a matrix operand and whether it is stored
+/// transposed (its columns contiguous, as in a transposed view of a
+/// row-major matrix, which the library reads with op = T): the stride
+/// between rows, or between columns when transposed, which must leave them
+/// apart (any value when there is one).
+bool matrixLayout(const Tensor &t, int64_t &ld, bool &transposed) {
+  int64_t rows = t.rows(), cols = t.cols();
+  int64_t rowStride = t.strides[t.rank() - 2];
+  int64_t colStride = t.strides[t.rank() - 1];
+  transposed = cols > 1 && colStride != 1;
+  if (!transposed) {
+    ld = rows > 1 ? rowStride : std::max<int64_t>(1, cols);
+    return ld >= std::max<int64_t>(1, cols);
+  }
+  if (rows > 1 && rowStride != 1)
     return false;
-  ld = t.rows() > 1 ? t.strides[t.rank() - 2] : std::max<int64_t>(1, t.cols());
-  return ld >= std::max<int64_t>(1, t.cols());
+  ld = colStride;
+  return ld >= std::max<int64_t>(1, rows);
+}
+
+/// The leading dimension of a row-major matrix (C and D: not transposed).
+bool leadingDimension(const Tensor &t, int64_t &ld) {
+  bool transposed;
+  return matrixLayout(t, ld, transposed) && !transposed;
 }
 
 /// Everything a cached plan depends on.
@@ -211,6 +228,8 @@ struct CallShape {
   int64_t batch, strideA, strideB, strideC, strideD;
   uint32_t alignA, alignB, alignC, alignD, alignBias;
   size_t workspaceBytes;
+  /// The library's A or B is stored transposed (op = T).
+  bool transA = false, transB = false;
 };
 
 std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
@@ -256,8 +275,21 @@ std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
                             l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                             &stride, sizeof(stride)));
   };
-  if (!layout(plan->a, s.m, s.k, s.lda, s.strideA) ||
-      !layout(plan->b, s.k, s.n, s.ldb, s.strideB) ||
+  // A stored transposed is described as stored (k x m, n x k) and read with
+  // op = T.
+  for (auto [attribute, transposed] :
+       {std::pair{CUBLASLT_MATMUL_DESC_TRANSA, s.transA},
+        std::pair{CUBLASLT_MATMUL_DESC_TRANSB, s.transB}}) {
+    cublasOperation_t op = transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (transposed &&
+        !LT_CHECK(lt, cublasLtMatmulDescSetAttribute(plan->desc, attribute, &op,
+                                                     sizeof(op))))
+      return nullptr;
+  }
+  if (!(s.transA ? layout(plan->a, s.k, s.m, s.lda, s.strideA)
+                 : layout(plan->a, s.m, s.k, s.lda, s.strideA)) ||
+      !(s.transB ? layout(plan->b, s.n, s.k, s.ldb, s.strideB)
+                 : layout(plan->b, s.k, s.n, s.ldb, s.strideB)) ||
       !layout(plan->c, s.m, s.n, s.ldc, s.strideC) ||
       !layout(plan->d, s.m, s.n, s.ldd, s.strideD))
     return nullptr;
@@ -266,10 +298,10 @@ std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
   if (!LT_CHECK(lt, cublasLtMatmulPreferenceCreate(&preference)))
     return nullptr;
   size_t workspaceBytes = s.workspaceBytes;
-  bool ok = LT_CHECK(lt, cublasLtMatmulPreferenceSetAttribute(
-                             preference,
-                             CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                             &workspaceBytes, sizeof(workspaceBytes)));
+  bool ok =
+      LT_CHECK(lt, cublasLtMatmulPreferenceSetAttribute(
+                       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                       &workspaceBytes, sizeof(workspaceBytes)));
   std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, s.alignA},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, s.alignB},
@@ -280,10 +312,10 @@ std::unique_ptr<Plan> buildPlan(const CublasLt &lt, const CallShape &s,
                                 preference, attribute, &value, sizeof(value)));
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
-  ok = ok && LT_CHECK(lt, cublasLtMatmulAlgoGetHeuristic(
-                              lt.handle, plan->desc, plan->a, plan->b, plan->c,
-                              plan->d, preference, kCandidates, results,
-                              &found));
+  ok = ok &&
+       LT_CHECK(lt, cublasLtMatmulAlgoGetHeuristic(
+                        lt.handle, plan->desc, plan->a, plan->b, plan->c,
+                        plan->d, preference, kCandidates, results, &found));
   lt.cublasLtMatmulPreferenceDestroy(preference);
   if (!ok)
     return nullptr;
@@ -373,7 +405,8 @@ bool tune(Plan &plan, CUstream stream, int64_t outputBytes,
     std::vector<float> times(kRounds);
     for (int round = 0; ok && round < kRounds; ++round) {
       size_t e = 2 * (round * usable.size() + i);
-      ok = CUDA_CHECK(cuEventElapsedTime(&times[round], events[e], events[e + 1]));
+      ok = CUDA_CHECK(
+          cuEventElapsedTime(&times[round], events[e], events[e + 1]));
     }
     std::nth_element(times.begin(), times.begin() + kRounds / 2, times.end());
     median[i] = times[kRounds / 2];
@@ -460,8 +493,9 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
     for (int64_t size : bias.sizes)
       count *= size;
     if (bias.sizes.empty() || bias.sizes.back() != n || count != n) {
-      reportError(entry, "the bias " + shapeString(bias) + " is not one row of " +
-                             std::to_string(n) + " columns");
+      reportError(entry, "the bias " + shapeString(bias) +
+                             " is not one row of " + std::to_string(n) +
+                             " columns");
       return;
     }
   }
@@ -476,8 +510,10 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
     return;
   }
   int64_t lda, ldb, ldc, ldd;
-  if (!leadingDimension(a, lda) || !leadingDimension(b, ldb) ||
-      !leadingDimension(c, ldc) || !leadingDimension(d, ldd)) {
+  bool transposedA, transposedB;
+  if (!matrixLayout(a, lda, transposedA) ||
+      !matrixLayout(b, ldb, transposedB) || !leadingDimension(c, ldc) ||
+      !leadingDimension(d, ldd)) {
     reportError(entry, "an operand's rows are not contiguous: " + shapes());
     return;
   }
@@ -555,12 +591,19 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
                      alignmentOf(d.data),
                      hasBias ? alignmentOf(bias.data) : 256u,
                      workspaceBytes};
-  PlanKey key = {shape.type,    shape.flags,   shape.m,
-                 shape.n,       shape.k,       shape.lda,
-                 shape.ldb,     shape.ldc,     shape.ldd,
-                 shape.batch,   shape.strideA, shape.strideB,
-                 shape.strideC, shape.strideD, shape.alignA,
-                 shape.alignB,  shape.alignC,  shape.alignD,
+  // In the library's column-major terms A is our B and B our A.
+  shape.transA = transposedB;
+  shape.transB = transposedA;
+  PlanKey key = {shape.transA,    shape.transB,
+                 shape.type,      shape.flags,
+                 shape.m,         shape.n,
+                 shape.k,         shape.lda,
+                 shape.ldb,       shape.ldc,
+                 shape.ldd,       shape.batch,
+                 shape.strideA,   shape.strideB,
+                 shape.strideC,   shape.strideD,
+                 shape.alignA,    shape.alignB,
+                 shape.alignC,    shape.alignD,
                  shape.alignBias, static_cast<int64_t>(workspaceBytes)};
 
   std::unique_ptr<Plan> &plan = plans[key];
@@ -589,8 +632,8 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
       }
       cublasStatus_t status = lt->cublasLtMatmul(
           lt->handle, plan->desc, &alpha, b.data + offB * bytes, plan->a,
-          a.data + offA * bytes, plan->b, &beta, c.data + offC * bytes,
-          plan->c, d.data + offD * bytes, plan->d, &algo,
+          a.data + offA * bytes, plan->b, &beta, c.data + offC * bytes, plan->c,
+          d.data + offD * bytes, plan->d, &algo,
           reinterpret_cast<void *>(workspace), workspaceBytes, stream);
       if (status != CUBLAS_STATUS_SUCCESS)
         return report ? checkStatus(*lt, status, "cublasLtMatmul") : false;
@@ -613,10 +656,10 @@ static void matmul(cudaDataType_t type, int64_t bytes, int64_t aRank,
 
 #define FUSION_MATMUL_ENTRY(suffix, type, bytes)                               \
   extern "C" void fusion_cuda_matmul_##suffix(                                 \
-      int64_t aRank, void *a, int64_t bRank, void *b, int64_t cRank, void *c, \
-      int64_t biasRank, void *bias, int64_t dRank, void *d, int32_t flags,    \
+      int64_t aRank, void *a, int64_t bRank, void *b, int64_t cRank, void *c,  \
+      int64_t biasRank, void *bias, int64_t dRank, void *d, int32_t flags,     \
       float alpha) {                                                           \
-    matmul(type, bytes, aRank, a, bRank, b, cRank, c, biasRank, bias, dRank,  \
+    matmul(type, bytes, aRank, a, bRank, b, cRank, c, biasRank, bias, dRank,   \
            d, flags, alpha);                                                   \
   }
 FUSION_MATMUL_ENTRY(f32, CUDA_R_32F, 4)

@@ -13,8 +13,8 @@
 using namespace mlir;
 using namespace mlir::fusion;
 
-FailureOr<LibraryMatmulCall>
-fusion::getLibraryMatmulCall(KernelOp kernel, std::string &reason) {
+FailureOr<LibraryMatmulCall> fusion::getLibraryMatmulCall(KernelOp kernel,
+                                                          std::string &reason) {
   FailureOr<LibraryMatmul> match = matchLibraryMatmul(kernel, &reason);
   if (failed(match))
     return failure();
@@ -28,8 +28,10 @@ fusion::getLibraryMatmulCall(KernelOp kernel, std::string &reason) {
     return cast<BlockArgument>(v).getArgNumber();
   };
   LibraryMatmulCall call;
-  call.a = argNumber(match->matmul.getA());
-  call.b = argNumber(match->matmul.getB());
+  call.a = argNumber(match->a);
+  call.b = argNumber(match->b);
+  call.transposeA = match->transposeA;
+  call.transposeB = match->transposeB;
   const LibraryEpilogue &epilogue = match->epilogue;
   if (epilogue.residual)
     call.residual = argNumber(epilogue.residual);
@@ -90,11 +92,26 @@ void fusion::emitLibraryMatmulCall(OpBuilder &b, Location loc,
     flags |= FUSION_MATMUL_GELU;
   if (tf32)
     flags |= FUSION_MATMUL_TF32;
+  // A transposed operand: the stored buffer seen through its transpose, a
+  // strided view the runtime reads with op = T.
+  auto operand = [&](unsigned index, bool transposed) -> Value {
+    Value buffer = inputs[index];
+    if (!transposed)
+      return erase(buffer);
+    int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+    SmallVector<unsigned> permutation =
+        llvm::to_vector(llvm::seq<unsigned>(0, rank));
+    std::swap(permutation[rank - 2], permutation[rank - 1]);
+    auto map = AffineMapAttr::get(
+        AffineMap::getPermutationMap(permutation, b.getContext()));
+    return erase(memref::TransposeOp::create(b, loc, buffer, map));
+  };
   func::FuncOp entry = getEntry(b, loc, call.element);
   func::CallOp::create(
       b, loc, entry,
-      ValueRange{erase(inputs[call.a]), erase(inputs[call.b]), residual, bias,
-                 d, arith::ConstantIntOp::create(b, loc, flags, 32),
+      ValueRange{operand(call.a, call.transposeA),
+                 operand(call.b, call.transposeB), residual, bias, d,
+                 arith::ConstantIntOp::create(b, loc, flags, 32),
                  arith::ConstantFloatOp::create(
                      b, loc, b.getF32Type(),
                      APFloat(static_cast<float>(call.alpha)))});

@@ -22,6 +22,9 @@ namespace mlir::fusion {
 /// kernel's body (the lowering decomposes bodies before it emits code).
 struct LibraryMatmulCall {
   unsigned a = 0, b = 0;
+  /// Read transposed: the buffer is passed as a transposed (strided) view,
+  /// which the runtime reads with op = T.
+  bool transposeA = false, transposeB = false;
   std::optional<unsigned> residual, bias;
   double alpha = 1.0;
   LibraryActivation activation = LibraryActivation::none;

@@ -69,3 +69,34 @@ func.func @batched_relu_then_exp(%a: tensor<3x16x32xf32>, %b: tensor<32x8xf32>) 
   %2 = fusion.exp %1 : tensor<3x16x8xf32>
   return %2 : tensor<3x16x8xf32>
 }
+
+// -----
+
+// Operands read transposed (x @ w^T of a Linear layer, batched q @ k^T):
+// the stored buffer is passed as its transposed view, a strided memref the
+// runtime reads with op = T; no launch writes the transpose.
+// CHECK-LABEL: func.func @transposed_operands
+// CHECK-SAME: (%[[X:[^:]+]]: memref<?x64xbf16>, %[[W:[^:]+]]: memref<32x64xbf16>, %[[BIAS:[^:]+]]: memref<32xbf16>, %[[Q:[^:]+]]: memref<4x?x16xf32>, %[[K:[^:]+]]: memref<4x?x16xf32>
+// CHECK-NOT: gpu.launch
+// CHECK: %[[WT:.+]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0) : memref<32x64xbf16> to memref<64x32xbf16, strided<[1, 64]>>
+// CHECK: %[[UWT:.+]] = memref.cast %[[WT]] : memref<64x32xbf16, strided<[1, 64]>> to memref<*xbf16>
+// CHECK: call @fusion_cuda_matmul_bf16(%{{.+}}, %[[UWT]],
+// CHECK: %[[KT:.+]] = memref.transpose %[[K]] (d0, d1, d2) -> (d0, d2, d1)
+// CHECK: %[[UKT:.+]] = memref.cast %[[KT]]
+// CHECK: call @fusion_cuda_matmul_f32(%{{.+}}, %[[UKT]],
+// CHECK-NOT: gpu.launch
+// CHECK: return
+// GENERATED-LABEL: func.func @transposed_operands
+// GENERATED-NOT: call
+// GENERATED: gpu.launch
+// LLVM-LABEL: llvm.func @transposed_operands
+// LLVM: llvm.call @fusion_cuda_matmul_bf16
+// LLVM: llvm.call @fusion_cuda_matmul_f32
+func.func @transposed_operands(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>, %bias: tensor<32xbf16>, %q: tensor<4x?x16xf32>, %k: tensor<4x?x16xf32>) -> (tensor<?x32xbf16>, tensor<4x?x?xf32>) {
+  %wt = fusion.transpose %w permutation = [1, 0] : tensor<32x64xbf16> -> tensor<64x32xbf16>
+  %0 = fusion.matmul %x, %wt : (tensor<?x64xbf16>, tensor<64x32xbf16>) -> tensor<?x32xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x32xbf16>, tensor<32xbf16>) -> tensor<?x32xbf16>
+  %kt = fusion.transpose %k permutation = [0, 2, 1] : tensor<4x?x16xf32> -> tensor<4x16x?xf32>
+  %2 = fusion.matmul %q, %kt : (tensor<4x?x16xf32>, tensor<4x16x?xf32>) -> tensor<4x?x?xf32>
+  return %1, %2 : tensor<?x32xbf16>, tensor<4x?x?xf32>
+}

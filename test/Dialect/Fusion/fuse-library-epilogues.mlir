@@ -117,3 +117,66 @@ func.func @scale_after_bias(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>, %bias:
   %2 = fusion.mul %1, %two : (tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
   return %2 : tensor<16x32xf32>
 }
+
+// -----
+
+// A Linear layer's x @ w^T: the transpose joins the matmul kernel as the
+// operand's layout (the library reads w with op = T), with the bias.
+// CHECK-LABEL: func @linear_transposed_weight
+// CHECK: fusion.kernel matmul "linear_transposed_weight_k0"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: fusion.transpose
+// CHECK-NEXT: fusion.matmul
+// CHECK-NEXT: fusion.add
+// CHECK-NEXT: fusion.yield
+// CHECK-NOT: fusion.kernel
+func.func @linear_transposed_weight(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>, %bias: tensor<32xbf16>) -> tensor<?x32xbf16> {
+  %t = fusion.transpose %w permutation = [1, 0] : tensor<32x64xbf16> -> tensor<64x32xbf16>
+  %0 = fusion.matmul %x, %t : (tensor<?x64xbf16>, tensor<64x32xbf16>) -> tensor<?x32xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x32xbf16>, tensor<32xbf16>) -> tensor<?x32xbf16>
+  return %1 : tensor<?x32xbf16>
+}
+
+// -----
+
+// Batched q @ k^T and a transposed A: both layouts join.
+// CHECK-LABEL: func @scores_and_transposed_a
+// CHECK: fusion.kernel matmul "scores_and_transposed_a_k{{[0-9]}}"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: fusion.transpose {{.*}} permutation = [0, 2, 1]
+// CHECK-NEXT: fusion.matmul
+// CHECK: fusion.kernel matmul
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: fusion.transpose {{.*}} permutation = [1, 0]
+// CHECK-NEXT: fusion.matmul
+// CHECK-NOT: fusion.kernel
+func.func @scores_and_transposed_a(%q: tensor<4x?x64xf32>, %k: tensor<4x?x64xf32>, %a: tensor<64x16xf32>, %b: tensor<64x8xf32>) -> (tensor<4x?x?xf32>, tensor<16x8xf32>) {
+  %kt = fusion.transpose %k permutation = [0, 2, 1] : tensor<4x?x64xf32> -> tensor<4x64x?xf32>
+  %s = fusion.matmul %q, %kt : (tensor<4x?x64xf32>, tensor<4x64x?xf32>) -> tensor<4x?x?xf32>
+  %at = fusion.transpose %a permutation = [1, 0] : tensor<64x16xf32> -> tensor<16x64xf32>
+  %p = fusion.matmul %at, %b : (tensor<16x64xf32>, tensor<64x8xf32>) -> tensor<16x8xf32>
+  return %s, %p : tensor<4x?x?xf32>, tensor<16x8xf32>
+}
+
+// -----
+
+// A transpose someone else reads too is written once, for both; one that
+// moves a batch dimension is not a matrix layout.
+// CHECK-LABEL: func @transposes_kept
+// CHECK: fusion.kernel elementwise
+// CHECK: fusion.transpose
+// CHECK: fusion.kernel matmul
+// CHECK-NOT: fusion.transpose
+// CHECK: fusion.kernel elementwise
+// CHECK: fusion.transpose {{.*}} permutation = [1, 0, 2]
+// CHECK: fusion.kernel matmul
+// CHECK-NOT: fusion.transpose
+func.func @transposes_kept(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %u: tensor<4x8x64xf32>, %v: tensor<8x64x16xf32>) -> (tensor<8x32xf32>, tensor<64x32xf32>, tensor<8x4x16xf32>) {
+  // expected-remark @+1 {{[matmul-boundary] matmul is a fusion boundary}}
+  %t = fusion.transpose %w permutation = [1, 0] : tensor<32x64xf32> -> tensor<64x32xf32>
+  %0 = fusion.matmul %x, %t : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{[matmul-boundary] matmul is a fusion boundary}}
+  %ut = fusion.transpose %u permutation = [1, 0, 2] : tensor<4x8x64xf32> -> tensor<8x4x64xf32>
+  %1 = fusion.matmul %ut, %v : (tensor<8x4x64xf32>, tensor<8x64x16xf32>) -> tensor<8x4x16xf32>
+  return %0, %t, %1 : tensor<8x32xf32>, tensor<64x32xf32>, tensor<8x4x16xf32>
+}

@@ -96,6 +96,35 @@ std::string LibraryEpilogue::extend(Operation *op, Value current,
          "' is not a library epilogue";
 }
 
+bool fusion::isMatrixTranspose(ArrayRef<int64_t> permutation) {
+  int64_t rank = permutation.size();
+  if (rank < 2)
+    return false;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (permutation[i] != i)
+      return false;
+  return permutation[rank - 2] == rank - 1 && permutation[rank - 1] == rank - 2;
+}
+
+/// The stored operand behind the matmul operand `operand` and whether it is
+/// read transposed: `operand` itself, or the input of a matrix transpose
+/// whose only user is the product.
+static std::pair<Value, bool> storedOperand(Value operand) {
+  auto transpose = operand.getDefiningOp<TransposeOp>();
+  if (transpose && isMatrixTranspose(transpose.getPermutation()) &&
+      transpose->hasOneUse())
+    return {transpose.getX(), true};
+  return {operand, false};
+}
+
+/// Whether `op` is a transpose the library call reads as op = T: a matrix
+/// transpose whose only user is a matmul operand.
+static bool isOperandLayout(Operation *op) {
+  auto transpose = dyn_cast<TransposeOp>(op);
+  return transpose && isMatrixTranspose(transpose.getPermutation()) &&
+         transpose->hasOneUse() && isa<MatmulOp>(*transpose->user_begin());
+}
+
 FailureOr<LibraryMatmul> fusion::matchLibraryMatmul(KernelOp kernel,
                                                     std::string *reason) {
   auto fail = [&](const std::string &why) -> FailureOr<LibraryMatmul> {
@@ -109,14 +138,16 @@ FailureOr<LibraryMatmul> fusion::matchLibraryMatmul(KernelOp kernel,
   };
   LibraryMatmul match;
   for (Operation &op : body.without_terminator()) {
-    if (!isComputeOp(&op))
+    if (!isComputeOp(&op) || (!match.matmul && isOperandLayout(&op)))
       continue;
     if (!match.matmul) {
       match.matmul = dyn_cast<MatmulOp>(op);
       if (!match.matmul)
         return fail("[library-epilogue] the kernel does not start with its "
                     "matmul (a prologue)");
-      if (!isInput(match.matmul.getA()) || !isInput(match.matmul.getB()))
+      std::tie(match.a, match.transposeA) = storedOperand(match.matmul.getA());
+      std::tie(match.b, match.transposeB) = storedOperand(match.matmul.getB());
+      if (!isInput(match.a) || !isInput(match.b))
         return fail("[library-epilogue] a matmul operand is computed in the "
                     "kernel (a prologue)");
       match.result = match.matmul.getResult();

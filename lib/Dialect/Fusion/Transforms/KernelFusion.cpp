@@ -402,6 +402,44 @@ void KernelFuser::fuseLibraryEpilogues() {
   }
 }
 
+void KernelFuser::fuseLibraryOperandLayouts() {
+  SmallVector<KernelOp> matmuls;
+  for (Operation &op : block)
+    if (auto kernel = dyn_cast<KernelOp>(op);
+        kernel && kernel.getKind() == KernelKind::matmul)
+      matmuls.push_back(kernel);
+  // The kernel transposing `arg`'s matrix if the matmul kernel may take it:
+  // one op, a matrix transpose of a value read from memory, whose result
+  // only this operand reads.
+  auto layoutProducer = [&](KernelOp kernel, Value operand) -> KernelOp {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    if (!arg || arg.getOwner() != &kernel.getBodyBlock() || !arg.hasOneUse())
+      return {};
+    Value input = kernel.getInputs()[arg.getArgNumber()];
+    auto producer = input.getDefiningOp<KernelOp>();
+    if (!producer || producer->getBlock() != &block ||
+        producer.getKind() != KernelKind::elementwise ||
+        countOps(producer) != 1 || producer->getNumResults() != 1 ||
+        !input.hasOneUse())
+      return {};
+    auto transpose = dyn_cast<TransposeOp>(&*computeOps(producer).begin());
+    if (!transpose || !isMatrixTranspose(transpose.getPermutation()) ||
+        !isa<BlockArgument>(transpose.getX()))
+      return {};
+    return producer;
+  };
+  for (KernelOp kernel : matmuls) {
+    if (failed(matchLibraryMatmul(kernel)))
+      continue;
+    for (int operand = 0; operand < 2; ++operand) {
+      auto matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+      if (KernelOp producer = layoutProducer(
+              kernel, operand == 0 ? matmul.getA() : matmul.getB()))
+        kernel = mergeKernels(producer, kernel, KernelKind::matmul);
+    }
+  }
+}
+
 std::string KernelFuser::explainLibraryEpilogueEdge(KernelOp producer,
                                                     KernelOp consumer) {
   std::string reason;
@@ -689,8 +727,10 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
 }
 
 void KernelFuser::fuseVertically(FusionRules rules) {
-  if (options.matmulEpilogue == MatmulEpilogue::library)
+  if (options.matmulEpilogue == MatmulEpilogue::library) {
     fuseLibraryEpilogues();
+    fuseLibraryOperandLayouts();
+  }
   // Each sweep visits consumers before their producers; a merge can open
   // new opportunities, so sweep until nothing changes.
   for (bool changed = true; changed;) {
@@ -883,9 +923,9 @@ void fusion::recordFusionOptions(Operation *root,
                      b.getI64IntegerAttr(options.maxRowElements)),
       b.getNamedAttr("max_recompute_ops",
                      b.getI64IntegerAttr(options.maxRecomputeOps)),
-      b.getNamedAttr("matmul_epilogue",
-                     b.getI64IntegerAttr(
-                         static_cast<int64_t>(options.matmulEpilogue))),
+      b.getNamedAttr(
+          "matmul_epilogue",
+          b.getI64IntegerAttr(static_cast<int64_t>(options.matmulEpilogue))),
   });
   root->walk([&](FunctionOpInterface function) {
     function->setAttr(kBudgetsAttr, budgets);
@@ -893,9 +933,8 @@ void fusion::recordFusionOptions(Operation *root,
 }
 
 void fusion::eraseFusionOptions(Operation *root) {
-  root->walk([](FunctionOpInterface function) {
-    function->removeAttr(kBudgetsAttr);
-  });
+  root->walk(
+      [](FunctionOpInterface function) { function->removeAttr(kBudgetsAttr); });
 }
 
 FusionOptions fusion::readFusionOptions(Operation *function,

@@ -9,7 +9,10 @@
 //
 // with C a full-shaped addend (a residual), bias broadcast over rows (one
 // value per column), act relu or tanh-gelu. The library applies the
-// epilogue to the f32 accumulator and rounds once, at D.
+// epilogue to the f32 accumulator and rounds once, at D. A or B may be read
+// transposed (its last two dimensions swapped, as `x @ w^T` of a Linear
+// layer or `q @ k^T` have it): the library reads the stored matrix with
+// op = T, so the transpose is never written to memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,10 +47,18 @@ struct LibraryEpilogue {
                      function_ref<bool(Value)> isInput);
 };
 
+/// Whether `permutation` swaps the last two dimensions and keeps the others.
+bool isMatrixTranspose(ArrayRef<int64_t> permutation);
+
 /// A matmul kernel as one library call: operand and epilogue values are
 /// the kernel's block arguments.
 struct LibraryMatmul {
   MatmulOp matmul;
+  /// The stored operands (block arguments) and whether the product reads
+  /// each transposed (through a fusion.transpose of its last two dimensions
+  /// at the start of the kernel).
+  Value a, b;
+  bool transposeA = false, transposeB = false;
   LibraryEpilogue epilogue;
   /// What the kernel writes: the end of the chain.
   Value result;

@@ -83,9 +83,9 @@ public:
 
   /// Merges producers into consumers greedily, consumers first, until
   /// nothing changes; under `matmul-epilogue=library`, each matmul first
-  /// takes the epilogue ops a library call computes. A producer with several consumers joins one of them
-  /// (its value written once for the others) or is recomputed in each,
-  /// whichever moves fewer bytes.
+  /// takes the epilogue ops a library call computes. A producer with several
+  /// consumers joins one of them (its value written once for the others) or is
+  /// recomputed in each, whichever moves fewer bytes.
   void fuseVertically(FusionRules rules);
 
   /// Merges independent kernels with the same iteration space into
@@ -126,6 +126,10 @@ private:
   /// Grows every matmul kernel by the chain of one-op consumers that a
   /// library call computes as its epilogue (before other merges take them).
   void fuseLibraryEpilogues();
+  /// Takes into every library matmul kernel the one-op kernels that only
+  /// transpose its operands' last two dimensions (the library reads them
+  /// with op = T, so the transpose is never written).
+  void fuseLibraryOperandLayouts();
   /// Tries to fuse `producer` into its consumers; true if the IR changed.
   bool fuseProducer(KernelOp producer, FusionRules rules);
 
