@@ -110,8 +110,11 @@ for fuse in (True, False):
 PY
 # torch.compile(backend="fusion") there: the backend's libraries compiled
 # ahead of time into its disk cache, and a copy of fusion-compile, which
-# identifies them (it does not run there: no MLIR).
-PYTHONPATH="$root/python" python3 "$root/benchmarks/gpu/compile_check.py" prepare "$build" \
+# identifies them (it does not run there: no MLIR). Dynamo's graphs differ
+# between PyTorch versions: FUSION_BUNDLE_PYTHON names a python3 with the
+# GPU machine's PyTorch (2.11 on 2026-11-30).
+"${FUSION_BUNDLE_PYTHON:-python3}" -c "import torch; print('bundle: tracing with torch', torch.__version__)"
+PYTHONPATH="$root/python" "${FUSION_BUNDLE_PYTHON:-python3}" "$root/benchmarks/gpu/compile_check.py" prepare "$build" \
   "$bundle/fusion-cache" 2>&1 | tail -1
 mkdir -p "$bundle/bin" && cp "$build/bin/fusion-compile" "$bundle/bin/"
 du -sh "$bundle"

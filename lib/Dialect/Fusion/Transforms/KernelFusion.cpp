@@ -368,13 +368,18 @@ static bool isInputOtherThan(KernelOp consumer, KernelOp producer,
              producer.getOperation();
 }
 
-void KernelFuser::fuseLibraryEpilogues() {
+/// The matmul kernels of `block`, in order (a list: merges replace them).
+static SmallVector<KernelOp> matmulKernels(Block &block) {
   SmallVector<KernelOp> matmuls;
   for (Operation &op : block)
     if (auto kernel = dyn_cast<KernelOp>(op);
         kernel && kernel.getKind() == KernelKind::matmul)
       matmuls.push_back(kernel);
-  for (KernelOp kernel : matmuls) {
+  return matmuls;
+}
+
+void KernelFuser::fuseLibraryEpilogues() {
+  for (KernelOp kernel : matmulKernels(block)) {
     FailureOr<LibraryMatmul> match = matchLibraryMatmul(kernel);
     if (failed(match))
       continue;
@@ -403,11 +408,6 @@ void KernelFuser::fuseLibraryEpilogues() {
 }
 
 void KernelFuser::fuseLibraryOperandLayouts() {
-  SmallVector<KernelOp> matmuls;
-  for (Operation &op : block)
-    if (auto kernel = dyn_cast<KernelOp>(op);
-        kernel && kernel.getKind() == KernelKind::matmul)
-      matmuls.push_back(kernel);
   // The kernel transposing `arg`'s matrix if the matmul kernel may take it:
   // one op, a matrix transpose of a value read from memory, whose result
   // only this operand reads.
@@ -428,7 +428,7 @@ void KernelFuser::fuseLibraryOperandLayouts() {
       return {};
     return producer;
   };
-  for (KernelOp kernel : matmuls) {
+  for (KernelOp kernel : matmulKernels(block)) {
     if (failed(matchLibraryMatmul(kernel)))
       continue;
     for (int operand = 0; operand < 2; ++operand) {
