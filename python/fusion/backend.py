@@ -63,9 +63,10 @@ def _op_name(node):
         return f"torch.ops.{target}"
     module = getattr(target, "__module__", None) or ""
     name = getattr(target, "__name__", repr(target))
-    for prefix in ("torch._C._nn", "torch.nn.functional", "torch._C._VariableFunctions"):
-        if module.startswith(prefix):
-            module = "torch.nn.functional" if "nn" in prefix else "torch"
+    if module.startswith(("torch._C._nn", "torch.nn.functional")):
+        module = "torch.nn.functional"
+    elif module.startswith("torch._C._VariableFunctions"):
+        module = "torch"
     return f"{module}.{name}" if module else name
 
 

@@ -208,10 +208,8 @@ class CompiledModule(FunctionTable):
         self.path = path
         self.debug = debug_default() if debug is None else debug
         self._library = ctypes.CDLL(path)
-        in_place = read_in_place(path)
-        self.functions = {name: Function(self._library, name, ins, outs, self.debug,
-                                         in_place.get(name, set()))
-                          for name, (ins, outs) in signatures.items()}
+        self.functions = {name: Function(self._library, name, ins, outs, self.debug, in_place)
+                          for name, (ins, outs, in_place) in signatures.items()}
         with open(os.path.splitext(path)[0] + ".json") as f:
             self.count_traffic = json.load(f).get("count_traffic", False)
 
@@ -246,8 +244,9 @@ def _run(command):
 
 
 def read_signatures(library):
-    """{name: (inputs, outputs)} from the .json fusion-compile wrote beside
-    `library`."""
+    """{name: (inputs, outputs, in_place)} from the .json fusion-compile
+    wrote beside `library`; in_place: the (input, result) pairs whose result
+    fusion-compile proved may be written into the input's buffer."""
     with open(os.path.splitext(library)[0] + ".json") as f:
         document = json.load(f)
     signatures = {}
@@ -255,17 +254,9 @@ def read_signatures(library):
         outputs = [_parse_tensor(t[7:-1]) for t in sig["outputs"]]
         for out, sources in zip(outputs, sig.get("output_dim_sources", [])):
             out.dim_sources = tuple(tuple(s) if s else None for s in sources)
-        signatures[name] = ([_parse_tensor(t[7:-1]) for t in sig["inputs"]], outputs)
+        in_place = {tuple(pair) for pair in sig.get("in_place", [])}
+        signatures[name] = ([_parse_tensor(t[7:-1]) for t in sig["inputs"]], outputs, in_place)
     return signatures
-
-
-def read_in_place(library):
-    """{name: {(input, result), ...}}: the results fusion-compile proved may
-    be written into an input's buffer (the signature file's in_place)."""
-    with open(os.path.splitext(library)[0] + ".json") as f:
-        document = json.load(f)
-    return {name: {tuple(pair) for pair in sig.get("in_place", [])}
-            for name, sig in document["functions"].items()}
 
 
 def compile(source, build_dir=None, fuse=True, count_traffic=False, work_dir=None,

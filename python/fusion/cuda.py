@@ -133,23 +133,27 @@ class Function:
     _KNOWN_LIMIT = 256
 
     @staticmethod
-    def _key(tensors):
-        """What a call's checks depend on, per tensor (AttributeError for
-        an argument that is not a tensor)."""
-        return tuple([(x.dtype, x.shape, x.stride(), x.device) for x in tensors])
-
-    def _known_call(self, tensors, outputs):
-        """The call, if arguments like these passed the checks before and
-        every buffer starts on a vector boundary; else None (the checked
-        path then runs, and raises what is wrong)."""
+    def _key(tensors, outputs):
+        """What a call's checks depend on, per tensor; None when an argument
+        is not a tensor."""
         try:
-            key = self._key(tensors) if outputs is None else (self._key(tensors), self._key(outputs))
+            key = tuple([(x.dtype, x.shape, x.stride(), x.device) for x in tensors])
+            if outputs is not None:
+                key = (key, tuple([(x.dtype, x.shape, x.stride(), x.device) for x in outputs]))
         except AttributeError:
             return None
+        return key
+
+    def _known_call(self, key, tensors, outputs):
+        """The call, if arguments like these (`key`) passed the checks
+        before and every buffer starts on a vector boundary; else None (the
+        checked path then runs, and raises what is wrong)."""
         known = self._known.get(key)
         if known is None:
             return None
         shapes, device, key = known  # this key object: compared by identity below
+        if any(x.data_ptr() % _VECTOR_BYTES for x in tensors):
+            return None
         import torch
         if outputs is None:
             outputs = [torch.empty(shape, dtype=dtype, device=device)
@@ -159,7 +163,7 @@ class Function:
                     if t.element != "i1":
                         out.fill_(float("nan"))
         buffers = [x.data_ptr() for x in itertools.chain(tensors, outputs)]
-        if any(b % _VECTOR_BYTES for b in buffers):
+        if any(b % _VECTOR_BYTES for b in buffers[len(tensors):]):
             return None
         self.module.use_stream(device)
         descriptors, pointers = self._arguments()
@@ -176,14 +180,16 @@ class Function:
         return tuple(outputs)
 
     def __call__(self, *tensors, outputs=None):
-        known = self._known_call(tensors, outputs)
-        if known is not None:
-            return known
+        key = self._key(tensors, outputs)
+        if key is not None:
+            known = self._known_call(key, tensors, outputs)
+            if known is not None:
+                return known
         import torch
         self.check(tensors)
         if outputs is not None:
             self.check(tensors, outputs)
-        original, provided = tensors, outputs
+        original = tensors
         tensors = [_aligned(x) for x in tensors]
         copied = any(a is not b for a, b in zip(tensors, original))
         device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
@@ -205,20 +211,12 @@ class Function:
         self._local.filled = None
         self._entry(*pointers)
         self.module.raise_if_failed(self.name)
-        if not copied:
-            self._remember(original, provided, outputs, device)
+        if key is not None and not copied:
+            # Kept for _known_call (only calls whose inputs needed no copy).
+            if len(self._known) >= self._KNOWN_LIMIT:
+                self._known.clear()
+            self._known[key] = ([tuple(o.shape) for o in outputs], device, key)
         return tuple(outputs)
-
-    def _remember(self, tensors, provided, outputs, device):
-        """Keeps the checked call's key for _known_call (only calls whose
-        inputs needed no copy)."""
-        try:
-            key = self._key(tensors) if provided is None else (self._key(tensors), self._key(provided))
-        except AttributeError:
-            return
-        if len(self._known) >= self._KNOWN_LIMIT:
-            self._known.clear()
-        self._known[key] = ([tuple(o.shape) for o in outputs], device, key)
 
 
 @functools.lru_cache(maxsize=None)
@@ -260,9 +258,8 @@ class Module(cpu.FunctionTable):
         # was last given on this thread is remembered per runtime.
         self._runtime_id = ctypes.cast(self.set_stream, ctypes.c_void_p).value
         signatures = cpu.read_signatures(path)
-        in_place = cpu.read_in_place(path)
-        self.functions = {name: Function(self, name, ins, outs, in_place.get(name, set()))
-                          for name, (ins, outs) in signatures.items()}
+        self.functions = {name: Function(self, name, ins, outs, in_place)
+                          for name, (ins, outs, in_place) in signatures.items()}
 
     def use_stream(self, device):
         """Makes the runtime launch this thread's calls on PyTorch's current

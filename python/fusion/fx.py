@@ -148,12 +148,9 @@ class _Emitter:
         return tuple(result)
 
     def binary(self, op, lhs, rhs):
+        """fusion.`op` of two nodes or a node and a number (in its dtype)."""
         dtype = self.value(lhs if isinstance(lhs, torch.fx.Node) else rhs)[2]
-        a, b = self.operand(lhs, dtype), self.operand(rhs, dtype)
-        shape = self.broadcast_shape(a[1], b[1])
-        result = _tensor_type(shape, dtype)
-        return self.emit(f"fusion.{op} {a[0]}, {b[0]} : ({self.type_of(a)}, {self.type_of(b)}) -> {result}",
-                         shape, dtype)
+        return self.combine(op, self.operand(lhs, dtype), self.operand(rhs, dtype))
 
     def unary(self, op, x, extra=""):
         v = self.value(x)
@@ -216,11 +213,7 @@ class _Emitter:
     def linear(self, x, weight, bias, transposed=False):
         w = weight if transposed else self.transpose(weight, [1, 0])
         y = self.matmul(x, w)
-        if bias is None:
-            return y
-        shape = y[1]
-        return self.emit(f"fusion.add {y[0]}, {bias[0]} : ({self.type_of(y)}, {self.type_of(bias)}) -> "
-                         f"{_tensor_type(shape, y[2])}", shape, y[2])
+        return y if bias is None else self.combine("add", y, bias)
 
     def layer_norm(self, x, weight, bias, eps, normalized):
         v = self.value(x)
@@ -291,15 +284,6 @@ class _Emitter:
     _METHOD_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div"}
     _REDUCE = {"sum": "reduce_sum", "mean": "reduce_mean", "amax": "reduce_max", "amin": "reduce_min"}
 
-    def scaled(self, x, factor):
-        """`factor * x` (factor a number), or x itself for a factor of 1."""
-        if factor == 1:
-            return self.value(x) if isinstance(x, torch.fx.Node) else x
-        v = self.value(x)
-        c = self.scalar(factor, v[2])
-        return self.emit(f"fusion.mul {v[0]}, {c[0]} : ({self.type_of(v)}, {self.type_of(c)}) -> "
-                         f"{self.type_of(v)}", v[1], v[2])
-
     def combine(self, op, a, b):
         """fusion.`op` of two values (not nodes)."""
         shape = self.broadcast_shape(a[1], b[1])
@@ -314,15 +298,14 @@ class _Emitter:
             return self.binary(op, x, y)
         if not isinstance(y, torch.fx.Node):
             return self.binary(op, x, y * alpha)
-        a = self.operand(x, self.value(y)[2])
-        return self.combine(op, a, self.scaled(y, alpha))
+        v = self.value(y)
+        return self.combine(op, self.operand(x, v[2]), self.combine("mul", v, self.scalar(alpha, v[2])))
 
     def addc(self, op, x, t1, t2, value):
         """x + value * (t1 op t2): torch.addcmul ("mul") and addcdiv ("div")."""
         product = self.binary(op, t1, t2)
         if value != 1:
-            c = self.scalar(value, product[2])
-            product = self.combine("mul", product, c)
+            product = self.combine("mul", product, self.scalar(value, product[2]))
         return self.combine("add", self.operand(x, product[2]), product)
 
     def mutate(self, target, value):
@@ -501,8 +484,7 @@ def import_graph(gm, name="forward"):
         results.append(value)
     if not results:
         raise UnsupportedOpError("the graph computes nothing")
-    args = [emitter.values[n] if n not in emitter.mutated else (f"%a{i}",) + node_type(n)
-            for i, n in enumerate(inputs)]
+    args = [(f"%a{i}",) + node_type(n) for i, n in enumerate(inputs)]
     params = [(f"%p{i}", tuple(t.shape), t.dtype) for i, (_, t) in enumerate(emitter.params)]
     signature = ", ".join(f"{v[0]}: {_tensor_type(v[1], v[2])}" for v in args + params)
     result_types = ", ".join(emitter.type_of(v) for v in results)

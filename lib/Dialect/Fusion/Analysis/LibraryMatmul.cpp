@@ -120,9 +120,8 @@ static std::pair<Value, bool> storedOperand(Value operand) {
 /// Whether `op` is a transpose the library call reads as op = T: a matrix
 /// transpose whose only user is a matmul operand.
 static bool isOperandLayout(Operation *op) {
-  auto transpose = dyn_cast<TransposeOp>(op);
-  return transpose && isMatrixTranspose(transpose.getPermutation()) &&
-         transpose->hasOneUse() && isa<MatmulOp>(*transpose->user_begin());
+  return isa<TransposeOp>(op) && storedOperand(op->getResult(0)).second &&
+         isa<MatmulOp>(*op->user_begin());
 }
 
 FailureOr<LibraryMatmul> fusion::matchLibraryMatmul(KernelOp kernel,
