@@ -91,6 +91,9 @@ for stem, text, tf32 in (("matmul_cases", matmul_cases.module(), False),
     with open(source, "w") as f:
         f.write(text)
     print(cuda.compile(source, build, bundle, matmul_tf32=tf32))
+# The cases with the generated kernels and any epilogue fused.
+print(cuda.compile(os.path.join(bundle, "matmul_cases.mlir"), build, bundle,
+                   matmul_backend="generated", matmul_epilogue="any", suffix=".generated"))
 source = os.path.join(bundle, "matmul_bench.mlir")
 with open(source, "w") as f:
     for part in ("benchmarks/gpu/matmul_bench.mlir", "examples/transformer_mlp_block.mlir"):
@@ -98,8 +101,10 @@ with open(source, "w") as f:
 print(cuda.compile(source, build, bundle))
 # The call-path checks' functions.
 print(cuda.compile(os.path.join(root, "benchmarks/gpu/call_path.mlir"), build, bundle))
-# The same programs with the generated (pre-library) matmul, for before/after.
-print(cuda.compile(source, build, bundle, matmul_backend="generated", suffix=".generated"))
+# The same programs with the generated matmuls (tensor-core kernels where
+# they apply) and any epilogue fused.
+print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epilogue="any",
+                   suffix=".generated"))
 # The CPU suite's random graphs (random_graphs_check.py runs them there).
 from fusion import random_graphs
 source = os.path.join(bundle, "random_graphs.mlir")

@@ -20,6 +20,26 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 
 MODULE = """
+// For the generated tensor-core kernel (matmul_wgmma, compiled with
+// matmul-backend=generated matmul-epilogue=any; the library's calls
+// otherwise): ragged M, K (264 = 4 steps of 64 and a partial one) and N (392:
+// three 128-wide tiles and a partial one), an erf gelu and a residual on the
+// accumulator, two outputs; f16 over a long K (16 steps: the four stages go
+// round four times).
+func.func @wgmma_ragged_bf16(%a: tensor<?x264xbf16>, %b: tensor<264x392xbf16>, %bias: tensor<392xbf16>, %r: tensor<?x392xbf16>) -> (tensor<?x392xbf16>, tensor<?x392xbf16>) {
+  %0 = fusion.matmul %a, %b : (tensor<?x264xbf16>, tensor<264x392xbf16>) -> tensor<?x392xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x392xbf16>, tensor<392xbf16>) -> tensor<?x392xbf16>
+  %2 = fusion.gelu %1 : tensor<?x392xbf16>
+  %3 = fusion.add %2, %r : tensor<?x392xbf16>
+  return %3, %1 : tensor<?x392xbf16>, tensor<?x392xbf16>
+}
+func.func @wgmma_long_k_f16(%a: tensor<?x1024xf16>, %b: tensor<1024x256xf16>) -> tensor<?x256xf16> {
+  %half = fusion.constant dense<0.5> : tensor<f16>
+  %0 = fusion.matmul %a, %b : (tensor<?x1024xf16>, tensor<1024x256xf16>) -> tensor<?x256xf16>
+  %1 = fusion.mul %0, %half : (tensor<?x256xf16>, tensor<f16>) -> tensor<?x256xf16>
+  %2 = fusion.relu %1 : tensor<?x256xf16>
+  return %2 : tensor<?x256xf16>
+}
 func.func @plain_f32(%a: tensor<77x45xf32>, %b: tensor<45x33xf32>) -> tensor<77x33xf32> {
   %0 = fusion.matmul %a, %b : (tensor<77x45xf32>, tensor<45x33xf32>) -> tensor<77x33xf32>
   return %0 : tensor<77x33xf32>
@@ -139,7 +159,8 @@ DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "bias_gelu_erf_bf16": [1, 64], "batch_dynamic_bf16": [1, 6],
            "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133],
            "dynamic_k_relu_f32": [0, 1, 37], "linear_wt_bias_bf16": [1, 70],
-           "scores_f32": [1, 50]}
+           "scores_f32": [1, 50], "wgmma_ragged_bf16": [1, 130, 300],
+           "wgmma_long_k_f16": [7, 256]}
 
 
 def module():
@@ -221,6 +242,11 @@ def reference(name, *xs, ops=NumpyOps):
         # The biased product is a bf16 value (the dialect rounds each op to
         # its type); exp amplifies that rounding by |x|, past bf16's
         # tolerance on small outputs, so the reference rounds it too.
+        # The second output is the biased product, which the first reads
+        # rounded to bf16.
+        "wgmma_ragged_bf16": lambda: [gelu_erf(ops.round_bf16(product + x[2])) + x[3],
+                                      product + x[2]],
+        "wgmma_long_k_f16": lambda: [ops.relu(0.5 * product)],
         "two_outputs_bf16": lambda: [ops.exp(ops.round_bf16(product + x[2])),
                                      ops.tanh(ops.round_bf16(product + x[2]))],
     }[name]()

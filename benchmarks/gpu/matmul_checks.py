@@ -3,7 +3,9 @@
 each matmul case (matmul_cases.py) called through fusion.cuda against a
 PyTorch float64 reference on fresh random inputs, outputs poisoned with NaN
 first (debug calls), at every dynamic size listed; then calls that must fail
-with a clear error. Prints a table last and writes matmul_checks.json into
+with a clear error. `matmul_checks.py [STEM]` checks the library STEM.so
+(default matmul_cases.fused: library matmuls; matmul_cases.fused.generated:
+the generated kernels, tensor-core where they apply). Prints a table last and writes matmul_checks.json into
 $OUT (or the current directory).
 
 Tolerances, relative norm error: f32 1e-5 (cuBLASLt's exact f32 path), TF32
@@ -87,7 +89,8 @@ def expect_error(module, name, xs, needle, results, lines, outputs=None):
 
 def main():
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
-    module = cuda.load(os.path.join(here, "matmul_cases.fused.so"), debug=True)
+    stem = sys.argv[1] if len(sys.argv) > 1 else "matmul_cases.fused"
+    module = cuda.load(os.path.join(here, stem + ".so"), debug=True)
     tf32 = cuda.load(os.path.join(here, "matmul_cases_tf32.fused.so"), debug=True)
     results, lines = [], []
     for name, fn in module.functions.items():
@@ -111,9 +114,9 @@ def main():
     expect_error(module, "scale_residual_bf16", [a, b, r], "not contiguous", results, lines,
                  outputs=[strided])
     out_dir = os.environ.get("OUT", ".")
-    with open(os.path.join(out_dir, "matmul_checks.json"), "w") as f:
+    with open(os.path.join(out_dir, f"matmul_checks.{stem}.json"), "w") as f:
         json.dump(results, f, indent=1)
-    print(f"GPU: {torch.cuda.get_device_name()}")
+    print(f"GPU: {torch.cuda.get_device_name()}, {stem}")
     print("\n".join(lines))
     failed = sum(not r["ok"] for r in results)
     print(f"matmul checks: {len(results) - failed} passed, {failed} failed")

@@ -100,6 +100,26 @@ CUmodule loadModule(const void *data, bool jit, int optLevel) {
   return modules.emplace(data, module).first->second;
 }
 
+/// Functions allowed more than the default 48 KiB of dynamic shared
+/// memory, and how much.
+std::unordered_map<CUfunction, int32_t> sharedAllowed;
+
+/// Lets `function` take `bytes` of dynamic shared memory (launches past
+/// 48 KiB fail without it).
+bool allowDynamicShared(CUfunction function, int32_t bytes) {
+  if (bytes <= 48 * 1024)
+    return true;
+  std::lock_guard<std::mutex> lock(mutex);
+  int32_t &allowed = sharedAllowed[function];
+  if (allowed >= bytes)
+    return true;
+  if (!CUDA_CHECK(cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)))
+    return false;
+  allowed = bytes;
+  return true;
+}
+
 } // namespace
 
 extern "C" {
@@ -133,6 +153,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     check(CUDA_ERROR_INVALID_HANDLE, "mgpuLaunchKernel (no function)");
     return;
   }
+  if (!allowDynamicShared(static_cast<CUfunction>(function), sharedMemory))
+    return;
   CUDA_CHECK(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
                             gridZ, blockX, blockY, blockZ, sharedMemory,
                             static_cast<CUstream>(stream), params, extra));
@@ -164,6 +186,8 @@ void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
   config.blockDimZ = static_cast<unsigned>(blockZ);
   config.sharedMemBytes = static_cast<unsigned>(sharedMemory);
   config.hStream = static_cast<CUstream>(stream);
+  if (!allowDynamicShared(static_cast<CUfunction>(function), sharedMemory))
+    return;
   config.attrs = &cluster;
   config.numAttrs = 1;
   CUDA_CHECK(cuLaunchKernelEx(&config, static_cast<CUfunction>(function),
@@ -250,9 +274,9 @@ void fusion_size_mismatch(int64_t arg, int64_t dim, int64_t size,
                           int64_t expectedArg, int64_t expectedDim,
                           int64_t expectedSize, int64_t numInputs) {
   fusion::cuda::reportError(
-      "size check", fusion::describeSizeMismatch(arg, dim, size, expectedArg,
-                                                 expectedDim, expectedSize,
-                                                 numInputs));
+      "size check",
+      fusion::describeSizeMismatch(arg, dim, size, expectedArg, expectedDim,
+                                   expectedSize, numInputs));
 }
 
 /// The first error since the last clear, or null.

@@ -73,6 +73,27 @@ def FusionGuardSizes : Pass<"fusion-guard-sizes", "ModuleOp"> {
   ];
 }
 
+def FusionAttachNvvmTargets : Pass<"fusion-attach-nvvm-targets",
+                                   "ModuleOp"> {
+  let summary = "Give every gpu.module an NVVM target, sm_90a where its "
+                "kernels use warpgroup MMA";
+  let description = [{
+    Upstream's `nvvm-attach-target` with one chip per module: a module whose
+    kernels use `wgmma` (the `matmul_wgmma` strategy) is built for the
+    architecture-specific `a` variant of `chip` (`sm_90` -> `sm_90a`), the
+    only one with those instructions; every other module for `chip` as
+    given. Modules that already have targets keep them.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip of modules without warpgroup MMA">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "PTX features">,
+    Option<"optLevel", "O", "int", /*default=*/"2", "Optimization level">
+  ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def FusionCountTraffic : Pass<"fusion-count-traffic", "ModuleOp"> {
   let summary = "Count, at run time, the bytes each kernel moves to and from "
                 "its external buffers";
@@ -130,6 +151,12 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
       as a host call of the runtime's `fusion_cuda_matmul` (cuBLASLt), given
       the buffers as unranked memrefs; any M, N, K, broadcast batch
       dimensions as strided batched calls.
+    - `matmul_wgmma`: a warpgroup per 128x128 output tile on sm_90 tensor
+      cores (nvgpu): TMA loads into 128-byte-swizzled shared memory, four
+      mbarrier stages, `nvgpu.warpgroup.mma` with f32 accumulators, and the
+      epilogue evaluated on the accumulators (staged through shared memory)
+      as vectors along N. Tensor maps are made on the host before the
+      launch.
     - `matmul_tiles`: 16x16 output tiles, operand tiles staged in shared
       memory per K step, the epilogue on the accumulator.
     - `per_element`: a thread per output element, reductions as loops (what
@@ -151,8 +178,8 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -53,6 +53,8 @@ static LogicalResult emitKernel(OpBuilder &b, KernelOp kernel,
     return emitSplitReduction(b, loc, kernel, plan, buffers);
   case KernelStrategy::matmul_tiles:
     return emitMatmulTiles(b, loc, kernel, plan, buffers);
+  case KernelStrategy::matmul_wgmma:
+    return emitMatmulWgmma(b, loc, kernel, plan, buffers);
   case KernelStrategy::per_element:
     return emitPerElement(b, loc, kernel, plan, buffers);
   case KernelStrategy::library_matmul:

@@ -42,6 +42,12 @@ LogicalResult emitMatmulTiles(OpBuilder &b, Location loc, KernelOp kernel,
                               KernelPlanAttr plan,
                               const KernelBuffers &buffers);
 
+/// `matmul_wgmma`: TMA, mbarriers and warpgroup MMA on sm_90
+/// (MatmulWgmma.cpp).
+LogicalResult emitMatmulWgmma(OpBuilder &b, Location loc, KernelOp kernel,
+                              KernelPlanAttr plan,
+                              const KernelBuffers &buffers);
+
 /// `per_element`: a thread per output element (PerElement.cpp).
 LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
                              KernelPlanAttr plan,

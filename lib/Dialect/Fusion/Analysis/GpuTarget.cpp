@@ -23,5 +23,7 @@ FailureOr<GpuTarget> GpuTarget::fromChip(StringRef chip) {
   // Before Hopper, plans size grids for an A100 (108 multiprocessors).
   if (number < 90)
     target.multiprocessors = 108;
+  // wgmma exists only in sm_90a: not in later families' PTX.
+  target.warpgroupMma = number == 90;
   return target;
 }

@@ -125,7 +125,8 @@ static SmallVector<OnlineSum> findOnlineSums(const RowKernelShape &row) {
     };
     if (shapeOf(y) != row.rowShape || !perRow())
       continue;
-    ArrayRef<Operation *> before = ArrayRef(row.reductions).take_front(position);
+    ArrayRef<Operation *> before =
+        ArrayRef(row.reductions).take_front(position);
     auto max = llvm::find_if(before, [&](Operation *r) {
       return isa<ReduceMaxOp>(r) && r->getOperand(0) == y;
     });
@@ -241,8 +242,8 @@ int64_t fusion::getColumnLanes(KernelPlanAttr plan,
       32, llvm::bit_floor(static_cast<uint64_t>(plan.getThreads())));
   int64_t kept = productOf(shape.shape, shape.keptDims);
   if (!ShapedType::isDynamic(kept))
-    lanes = std::min<int64_t>(
-        lanes, llvm::PowerOf2Ceil(std::max<int64_t>(1, kept / plan.getVector())));
+    lanes = std::min<int64_t>(lanes, llvm::PowerOf2Ceil(std::max<int64_t>(
+                                         1, kept / plan.getVector())));
   return lanes;
 }
 
@@ -250,9 +251,8 @@ bool fusion::isRowOutput(ArrayRef<int64_t> shape, ArrayRef<int64_t> rowShape) {
   if (shape == rowShape)
     return true;
   ArrayRef<int64_t> outer = rowShape.drop_back();
-  return shape == outer ||
-         (shape.size() == rowShape.size() && shape.drop_back() == outer &&
-          shape.back() == 1);
+  return shape == outer || (shape.size() == rowShape.size() &&
+                            shape.drop_back() == outer && shape.back() == 1);
 }
 
 bool fusion::isFlatElementwise(KernelOp kernel) {
@@ -353,10 +353,8 @@ int64_t fusion::getRowPart(KernelPlanAttr plan, int64_t rowLength) {
   return llvm::divideCeil(rowLength, plan.getCluster() * vector) * vector;
 }
 
-int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan,
-                                        int64_t rowPart) {
-  if (plan.getRow() != RowStorage::registers ||
-      ShapedType::isDynamic(rowPart))
+int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart) {
+  if (plan.getRow() != RowStorage::registers || ShapedType::isDynamic(rowPart))
     return 0;
   return llvm::divideCeil(rowPart, plan.getVector() * plan.getThreads());
 }
@@ -394,6 +392,30 @@ static bool fitsMatmulTiles(KernelOp kernel) {
                       [&](Value v) { return shapeOf(v) == product; });
 }
 
+std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
+  if (!target.warpgroupMma)
+    return "warpgroup MMA needs sm_90 (" + target.chip + " has none)";
+  if (!fitsMatmulTiles(kernel))
+    return "the tiles need one matmul whose shape every output has, and no "
+           "reduction";
+  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+  // TMA reads the operands from the kernel's input buffers as they are.
+  if (!isa<BlockArgument>(matmul.getA()) || !isa<BlockArgument>(matmul.getB()))
+    return "both operands must be kernel inputs (no prologue yet)";
+  ArrayRef<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
+  if (a.size() != 2 || b.size() != 2)
+    return "the operands must be matrices (no batch dimensions yet)";
+  Type element = getElementTypeOrSelf(matmul.getA().getType());
+  if (!element.isBF16() && !element.isF16())
+    return "the operands must be bf16 or f16";
+  // A TMA tensor's rows start on 16-byte boundaries.
+  if (ShapedType::isDynamic(a[1]) || a[1] % 8 != 0)
+    return "K must be a static multiple of 8";
+  if (ShapedType::isDynamic(b[1]) || b[1] % 8 != 0)
+    return "N must be a static multiple of 8";
+  return "";
+}
+
 /// Whether the elementwise strategy takes `kernel`: outputs of one type
 /// (one index space) and no reduction or matmul.
 static bool fitsElementwise(KernelOp kernel) {
@@ -411,9 +433,8 @@ static bool fitsElementwise(KernelOp kernel) {
 /// Reads of each input by a row kernel: once when the row is held; when it
 /// is streamed, once per pass that reaches the input (a pass per reduction
 /// but online sums, then one that writes the full-row outputs).
-static SmallVector<int64_t> rowPasses(KernelOp kernel,
-                                      const RowKernelShape &row,
-                                      bool streamed) {
+static SmallVector<int64_t>
+rowPasses(KernelOp kernel, const RowKernelShape &row, bool streamed) {
   unsigned numInputs = kernel.getInputs().size();
   SmallVector<int64_t> passes(numInputs, 0);
   if (streamed) {
@@ -441,21 +462,19 @@ static SmallVector<int64_t> rowPasses(KernelOp kernel,
 }
 
 /// The rows plan of a row kernel, or failure with the reason.
-static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
-                                          const PlanOptions &options,
-                                          std::string &reason) {
+static FailureOr<KernelPlanAttr>
+planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
   FailureOr<RowKernelShape> row = getRowKernelShape(kernel, reason);
   if (failed(row))
     return failure();
   MLIRContext *context = kernel.getContext();
   int64_t h = row->rowShape.back();
   if (ShapedType::isDynamic(h))
-    return KernelPlanAttr::get(context, KernelStrategy::rows,
-                               kDynamicRowThreads,
-                               getDynamicRowVectorWidth(kernel, options.target),
-                               RowStorage::streamed, /*cluster=*/1,
-                               rowPasses(kernel, *row, /*streamed=*/true),
-                               /*split=*/1);
+    return KernelPlanAttr::get(
+        context, KernelStrategy::rows, kDynamicRowThreads,
+        getDynamicRowVectorWidth(kernel, options.target), RowStorage::streamed,
+        /*cluster=*/1, rowPasses(kernel, *row, /*streamed=*/true),
+        /*split=*/1);
   int64_t width = getInnermostVectorWidth(kernel, options.target, h);
   int64_t perThread = width > 1 ? kVectorsPerThread : kScalarsPerThread;
   // The threads of a block for `part` elements, and whether it holds them;
@@ -466,8 +485,7 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
     auto fits = [&](int64_t threads) {
       int64_t limit =
           maxHeldPerThread(width, fullCluster ? kMaxRowThreads : threads);
-      return static_cast<int64_t>(llvm::divideCeil(vectors, threads)) <=
-             limit;
+      return static_cast<int64_t>(llvm::divideCeil(vectors, threads)) <= limit;
     };
     int64_t threads = 32;
     while (threads < kRowThreads && threads * 2 * perThread <= vectors)
@@ -482,8 +500,7 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
   // block holds (and half of maxRowElements), as many as the cluster
   // allows, if its blocks then hold their parts. Parts are whole vectors;
   // the last one may be shorter.
-  int64_t capacity =
-      kRowThreads * maxHeldPerThread(width, kRowThreads) * width;
+  int64_t capacity = kRowThreads * maxHeldPerThread(width, kRowThreads) * width;
   bool needsCluster = h > capacity || h > options.maxRowElements;
   // A kernel that streamed reads every input once (reductions only, an
   // online sum in its max's pass) gains nothing from holding a row it
@@ -516,7 +533,8 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
       blockFor(part, cluster > 1 && cluster == options.target.maxClusterBlocks);
   RowStorage storage = held ? RowStorage::registers : RowStorage::streamed;
   return KernelPlanAttr::get(
-      context, cluster > 1 ? KernelStrategy::cluster_rows : KernelStrategy::rows,
+      context,
+      cluster > 1 ? KernelStrategy::cluster_rows : KernelStrategy::rows,
       threads, width, storage, cluster, rowPasses(kernel, *row, !held),
       /*split=*/1);
 }
@@ -525,9 +543,8 @@ static FailureOr<KernelPlanAttr> planRows(KernelOp kernel,
 /// reason. Columns are read in vectors along the innermost axis; blocks of
 /// a warp of column vectors (fewer for narrow kernels) and the rest of the
 /// threads down the rows; rows split over enough blocks to fill the chip.
-static FailureOr<KernelPlanAttr> planColumns(KernelOp kernel,
-                                             const PlanOptions &options,
-                                             std::string &reason) {
+static FailureOr<KernelPlanAttr>
+planColumns(KernelOp kernel, const PlanOptions &options, std::string &reason) {
   FailureOr<ReductionKernelShape> columns =
       getReductionKernelShape(kernel, reason);
   if (failed(columns))
@@ -537,16 +554,16 @@ static FailureOr<KernelPlanAttr> planColumns(KernelOp kernel,
     return failure();
   }
   MLIRContext *context = kernel.getContext();
-  int64_t width = getInnermostVectorWidth(kernel, options.target,
-                                          columns->shape.back());
+  int64_t width =
+      getInnermostVectorWidth(kernel, options.target, columns->shape.back());
   int64_t kept = productOf(columns->shape, columns->keptDims);
   int64_t rows = productOf(columns->shape, columns->reducedDims);
   int64_t vectors =
       ShapedType::isDynamic(kept) ? ShapedType::kDynamic : kept / width;
   SmallVector<int64_t> once(kernel.getInputs().size(), 1);
   auto plan = [&](int64_t split) {
-    return KernelPlanAttr::get(context, KernelStrategy::columns,
-                               kColumnThreads, width, RowStorage::none,
+    return KernelPlanAttr::get(context, KernelStrategy::columns, kColumnThreads,
+                               width, RowStorage::none,
                                /*cluster=*/1, once, split);
   };
   int64_t lanes = getColumnLanes(plan(1), *columns);
@@ -586,9 +603,8 @@ static FailureOr<KernelPlanAttr> planSplitReduction(KernelOp kernel,
       getInnermostVectorWidth(kernel, options.target, sweep->shape.back());
   int64_t outputs = productOf(sweep->shape, sweep->keptDims);
   int64_t elements = productOf(sweep->shape, sweep->reducedDims);
-  int64_t vectors = ShapedType::isDynamic(elements)
-                        ? ShapedType::kDynamic
-                        : elements / width;
+  int64_t vectors =
+      ShapedType::isDynamic(elements) ? ShapedType::kDynamic : elements / width;
   int64_t threads = 32;
   while (threads < kColumnThreads &&
          (ShapedType::isDynamic(vectors) ||
@@ -624,8 +640,19 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
     if (options.matmulBackend != MatmulBackend::generated &&
         succeeded(matchLibraryMatmul(kernel, &reason)))
       return plan(KernelStrategy::library_matmul, 1, 1);
-    if (fitsMatmulTiles(kernel))
+    std::string noWgmma = whyNotWgmma(kernel, options.target);
+    if (noWgmma.empty()) {
+      // The epilogue reads and writes vectors along N.
+      int64_t n = shapeOf(kernel.getYield().getValues().front()).back();
+      return plan(KernelStrategy::matmul_wgmma, WgmmaTiles::threads,
+                  std::min<int64_t>(
+                      8, getInnermostVectorWidth(kernel, options.target, n)));
+    }
+    if (fitsMatmulTiles(kernel)) {
+      if (fallbackReason)
+        *fallbackReason = noWgmma;
       return plan(KernelStrategy::matmul_tiles, 256, 1);
+    }
     reason = "tiles need one matmul whose shape every output has";
     break;
   }
@@ -635,10 +662,10 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
                "or matmul";
       break;
     }
-    return plan(KernelStrategy::elementwise, kFlatThreads,
-                elementwiseVectorWidth(
-                    kernel, options.target,
-                    shapeOf(kernel.getYield().getValues().front())));
+    return plan(
+        KernelStrategy::elementwise, kFlatThreads,
+        elementwiseVectorWidth(kernel, options.target,
+                               shapeOf(kernel.getYield().getValues().front())));
   }
   case KernelKind::row_reduction:
   case KernelKind::wide_row: {
@@ -759,6 +786,19 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
       return message;
     return "";
   }
+  case KernelStrategy::matmul_wgmma: {
+    message = whyNotWgmma(kernel, target);
+    if (!message.empty())
+      return message;
+    int64_t n = shapeOf(kernel.getYield().getValues().front()).back();
+    if (plan.getThreads() != WgmmaTiles::threads)
+      return "matmul_wgmma runs one warpgroup (threads = 128)";
+    if (plan.getVector() > 8 ||
+        getInnermostVectorWidth(kernel, target, n) % plan.getVector() != 0)
+      return "the epilogue's vectors must divide N and every input's "
+             "innermost size, at most 8";
+    return "";
+  }
   case KernelStrategy::matmul_tiles: {
     if (!fitsMatmulTiles(kernel))
       return "tiles need one matmul whose shape every output has, and no "
@@ -797,8 +837,7 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     if (!sweep->reducesInnermost())
       return "a split_reduction plan reduces the innermost axis";
     int64_t vector = plan.getVector();
-    if (getInnermostVectorWidth(kernel, target, sweep->shape.back()) %
-            vector !=
+    if (getInnermostVectorWidth(kernel, target, sweep->shape.back()) % vector !=
         0)
       os << "vectors of " << vector
          << " do not divide the innermost size of every input";

@@ -560,6 +560,7 @@ LogicalResult KernelOp::verifyRegions() {
                            "kernel");
       break;
     case KernelStrategy::matmul_tiles:
+    case KernelStrategy::matmul_wgmma:
     case KernelStrategy::library_matmul:
       if (kind != KernelKind::matmul)
         return emitOpError("a matmul plan needs a matmul kernel");

@@ -13,8 +13,7 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 namespace {
-struct PlanKernelsPass
-    : fusion::impl::FusionPlanKernelsBase<PlanKernelsPass> {
+struct PlanKernelsPass : fusion::impl::FusionPlanKernelsBase<PlanKernelsPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -50,9 +49,11 @@ struct PlanKernelsPass
         return WalkResult::interrupt();
       }
       kernel.setPlanAttr(plan);
-      if (emitRemarks && plan.getStrategy() == KernelStrategy::per_element &&
-          !fallback.empty())
-        kernel.emitRemark("[plan] runs per_element: ") << fallback;
+      if (emitRemarks && !fallback.empty() &&
+          (plan.getStrategy() == KernelStrategy::per_element ||
+           plan.getStrategy() == KernelStrategy::matmul_tiles))
+        kernel.emitRemark("[plan] runs ")
+            << stringifyKernelStrategy(plan.getStrategy()) << ": " << fallback;
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

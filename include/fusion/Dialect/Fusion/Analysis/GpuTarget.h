@@ -26,6 +26,9 @@ struct GpuTarget {
   /// Streaming multiprocessors: how many blocks a launch needs to fill the
   /// chip (132 on the H100 SXM and the H200; what plans size grids by).
   int64_t multiprocessors = 132;
+  /// Warpgroup MMA (wgmma) and TMA: sm_90, whose kernels using them are
+  /// built for sm_90a (the architecture-specific variant that has them).
+  bool warpgroupMma = true;
 
   /// The target of `chip` (`sm_<major><minor>`, optionally with an `a`
   /// suffix); failure for anything else.

@@ -135,6 +135,21 @@ int64_t getInnermostVectorWidth(KernelOp kernel, const GpuTarget &target,
 /// time is a multiple of it, else elements.
 int64_t getDynamicRowVectorWidth(KernelOp kernel, const GpuTarget &target);
 
+/// The tiles of the `matmul_wgmma` strategy: a block of one warpgroup per
+/// output tile of `m` x `n`, along K in steps of `k` through `stages`
+/// shared-memory stages (128 KiB). 64 bf16 or f16 elements are one 128-byte
+/// swizzled row, the widest a TMA box with 128-byte swizzling takes.
+struct WgmmaTiles {
+  static constexpr int64_t m = 128, n = 128, k = 64, stages = 4,
+                           threads = 128;
+};
+
+/// Why the `matmul_wgmma` strategy cannot run `kernel` on `target`; empty
+/// when it can: one 2-D product of bf16 or f16 kernel inputs whose rows are
+/// whole 16-byte units (K and N static multiples of 8, as TMA needs), every
+/// output of the product's shape, on a chip with warpgroup MMA.
+std::string whyNotWgmma(KernelOp kernel, const GpuTarget &target);
+
 /// The plan of `kernel`. Never fails: a kernel that no specialised strategy
 /// takes gets `per_element` (which runs any kernel), and `fallbackReason`,
 /// when given, says why.

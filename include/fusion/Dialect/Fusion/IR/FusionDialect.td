@@ -96,7 +96,8 @@ def Fusion_KernelStrategy : I32EnumAttr<"KernelStrategy",
       I32EnumAttrCase<"matmul_tiles", 4>,
       I32EnumAttrCase<"library_matmul", 5>,
       I32EnumAttrCase<"columns", 6>,
-      I32EnumAttrCase<"split_reduction", 7>]> {
+      I32EnumAttrCase<"split_reduction", 7>,
+      I32EnumAttrCase<"matmul_wgmma", 8>]> {
   let cppNamespace = "::mlir::fusion";
   let genSpecializedAttr = 0;
 }
@@ -128,7 +129,10 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       `rows` (a block per row), `cluster_rows` (a row split over the blocks
       of a thread-block cluster), `per_element` (a thread per output
       element, reductions as loops), `matmul_tiles` (shared-memory tiles
-      of the product), `library_matmul` (a cuBLASLt call), `columns`
+      of the product), `matmul_wgmma` (Hopper tensor cores: TMA loads
+      into swizzled shared memory, an mbarrier pipeline, warpgroup MMA,
+      the epilogue on the accumulator; tiles of 128 x 128 x 64, 4 stages,
+      one warpgroup), `library_matmul` (a cuBLASLt call), `columns`
       (reductions that keep the innermost axis: blocks of vector columns,
       their threads spread over the reduced rows), `split_reduction`
       (reductions over the innermost axis with few outputs: blocks per

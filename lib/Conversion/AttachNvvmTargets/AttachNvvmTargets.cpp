@@ -1,0 +1,47 @@
+//===- AttachNvvmTargets.cpp - NVVM targets, sm_90a where wgmma is used ---===//
+
+#include "fusion/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_FUSIONATTACHNVVMTARGETS
+#include "fusion/Conversion/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+/// Whether `module` uses instructions only the `a` variant of sm_90 has.
+bool usesWarpgroupMma(gpu::GPUModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        bool wgmma = isa<NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
+                         nvgpu::WarpgroupMmaOp>(op);
+        return wgmma ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+struct FusionAttachNvvmTargets
+    : fusion::impl::FusionAttachNvvmTargetsBase<FusionAttachNvvmTargets> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    for (auto module : getOperation().getOps<gpu::GPUModuleOp>()) {
+      if (module.getTargets())
+        continue;
+      std::string moduleChip = chip;
+      if (usesWarpgroupMma(module) && StringRef(chip) == "sm_90")
+        moduleChip += "a";
+      auto target = NVVM::NVVMTargetAttr::get(
+          context, optLevel, "nvptx64-nvidia-cuda", moduleChip, features);
+      module.setTargetsAttr(ArrayAttr::get(context, {target}));
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,360 @@
+//===- MatmulWgmma.cpp - The Hopper tensor-core matmul strategy -----------===//
+//
+// Matmul kernels on sm_90 tensor cores, built from upstream nvgpu ops: a
+// block of one warpgroup per 128 x 128 output tile (WgmmaTiles). Thread 0
+// issues TMA loads of 128 x 64 tiles of A and 64 x 128 tiles of B into
+// 128-byte-swizzled shared memory, 4 stages deep, each stage completing an
+// mbarrier by its byte count; the warpgroup waits on a stage's barrier,
+// multiplies it into f32 accumulators with warpgroup MMA (B read N-major:
+// `transposeB`) and, once the previous stage's MMA is done, refills that
+// stage. TMA fills zeros past M, N and K, so ragged sizes need no masks on
+// the way in. The accumulators go through shared memory to the epilogue,
+// which evaluates the kernel's outputs on them as vectors along N, masked
+// at the edges of M and N, and stores each output once.
+//
+// The tensor maps are created on the host (mgpuTensorMapEncodeTiledMemref
+// in the runtime) before the launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PointEvaluator.h"
+#include "Strategies.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+namespace {
+using Tiles = WgmmaTiles;
+
+/// Bytes of one stage: a tile of A and a tile of B (2-byte elements).
+constexpr int64_t kTileABytes = Tiles::m * Tiles::k * 2;
+constexpr int64_t kTileBBytes = Tiles::k * Tiles::n * 2;
+constexpr int64_t kStageBytes = kTileABytes + kTileBBytes;
+/// A TMA box with 128-byte swizzling is at most 128 bytes wide: B's tile
+/// is loaded as boxes of 64 columns, side by side.
+constexpr int64_t kBoxColumns = 64;
+/// 128-byte swizzling repeats every 1024 bytes; stages start on that
+/// boundary, which the dynamic shared memory's base need not be on.
+constexpr int64_t kSwizzleAlignment = 1024;
+/// The accumulator tile staged for the epilogue fits in the stages.
+static_assert(Tiles::m * Tiles::n * 4 <= Tiles::stages * kStageBytes);
+
+Attribute workgroupSpace(MLIRContext *context) {
+  return gpu::AddressSpaceAttr::get(
+      context, gpu::GPUDialect::getWorkgroupAddressSpace());
+}
+
+MemRefType sharedTile(ArrayRef<int64_t> shape, Type element) {
+  return MemRefType::get(shape, element, MemRefLayoutAttrInterface{},
+                         workgroupSpace(element.getContext()));
+}
+
+/// A tensor map of boxes of `box` elements, 128-byte swizzled, zeros past
+/// the tensor's edges.
+nvgpu::TensorMapDescriptorType tensorMapType(ArrayRef<int64_t> box,
+                                             Type element) {
+  return nvgpu::TensorMapDescriptorType::get(
+      element.getContext(), sharedTile(box, element),
+      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+/// The tensor map of `buffer` (a matrix in global memory) in boxes of `box`.
+Value createTensorMap(OpBuilder &b, Location loc, Value buffer,
+                      ArrayRef<int64_t> box) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), Attribute{}),
+      buffer);
+  SmallVector<Value> boxSizes;
+  for (int64_t size : box)
+    boxSizes.push_back(indexConst(b, loc, size));
+  return nvgpu::TmaCreateDescriptorOp::create(
+      b, loc, tensorMapType(box, type.getElementType()), unranked, boxSizes);
+}
+
+/// What the launch body works on: the shared stages, their barriers and
+/// the tensor maps.
+struct Pipeline {
+  Value shared;   // the dynamic shared memory, as bytes
+  Value base;     // offset of the first stage (swizzle-aligned)
+  Value barriers; // one mbarrier per stage
+  Value mapA, mapB;
+  Type element;
+
+  Value view(OpBuilder &b, Location loc, Value offset, ArrayRef<int64_t> shape,
+             Type type) const {
+    return memref::ViewOp::create(b, loc, sharedTile(shape, type), shared,
+                                  arith::AddIOp::create(b, loc, base, offset),
+                                  ValueRange{});
+  }
+  Value stageOffset(OpBuilder &b, Location loc, Value stage) const {
+    return arith::MulIOp::create(b, loc, stage,
+                                 indexConst(b, loc, kStageBytes));
+  }
+  Value tileA(OpBuilder &b, Location loc, Value stage) const {
+    return view(b, loc, stageOffset(b, loc, stage), {Tiles::m, Tiles::k},
+                element);
+  }
+  Value tileB(OpBuilder &b, Location loc, Value stage,
+              int64_t columns = Tiles::n, int64_t column = 0) const {
+    Value offset = arith::AddIOp::create(
+        b, loc, stageOffset(b, loc, stage),
+        indexConst(b, loc, kTileABytes + column * Tiles::k * 2));
+    return view(b, loc, offset, {Tiles::k, columns}, element);
+  }
+
+  /// Thread 0's loads of step `step` along K into `stage`: A's rows from
+  /// `row`, B's columns from `col`, completing the stage's barrier.
+  void load(OpBuilder &b, Location loc, Value stage, Value step, Value row,
+            Value col) const {
+    nvgpu::MBarrierArriveExpectTxOp::create(
+        b, loc, barriers, indexConst(b, loc, kStageBytes), stage,
+        /*predicate=*/Value());
+    Value k = arith::MulIOp::create(b, loc, step, indexConst(b, loc, Tiles::k));
+    // Coordinates are innermost first.
+    nvgpu::TmaAsyncLoadOp::create(b, loc, tileA(b, loc, stage), barriers, mapA,
+                                  ValueRange{k, row}, stage,
+                                  /*multicastMask=*/Value(),
+                                  /*predicate=*/Value());
+    for (int64_t column = 0; column < Tiles::n; column += kBoxColumns) {
+      Value boxCol =
+          arith::AddIOp::create(b, loc, col, indexConst(b, loc, column));
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc, tileB(b, loc, stage, kBoxColumns, column), barriers, mapB,
+          ValueRange{boxCol, k}, stage, /*multicastMask=*/Value(),
+          /*predicate=*/Value());
+    }
+  }
+};
+
+Value isThreadZero(OpBuilder &b, Location loc, Value thread) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                               indexConst(b, loc, 0));
+}
+
+} // namespace
+
+LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
+                                       KernelOp kernel, KernelPlanAttr plan,
+                                       const KernelBuffers &buffers) {
+  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+  MLIRContext *context = b.getContext();
+  int64_t width = plan.getVector();
+  Value bufferA =
+      buffers.inputs[cast<BlockArgument>(matmul.getA()).getArgNumber()];
+  Value bufferB =
+      buffers.inputs[cast<BlockArgument>(matmul.getB()).getArgNumber()];
+  Type element = cast<MemRefType>(bufferA.getType()).getElementType();
+  int64_t kSize = shapeOf(matmul.getA())[1];
+  int64_t nSize = shapeOf(matmul.getB())[1];
+  int64_t kSteps = llvm::divideCeil(kSize, Tiles::k);
+  int64_t nTiles = llvm::divideCeil(nSize, Tiles::n);
+
+  // On the host: the tensor maps and the grid, a block per output tile.
+  Value mapA = createTensorMap(b, loc, bufferA, {Tiles::m, Tiles::k});
+  Value mapB = createTensorMap(b, loc, bufferB, {Tiles::k, kBoxColumns});
+  Value out0 = buffers.outputs[0];
+  auto mTiles = [&](OpBuilder &b) {
+    Value m = memref::DimOp::create(b, loc, out0, 0);
+    return std::make_pair(
+        m, arith::CeilDivUIOp::create(b, loc, m, indexConst(b, loc, Tiles::m))
+               .getResult());
+  };
+  Value blocks = arith::MulIOp::create(b, loc, mTiles(b).second,
+                                       indexConst(b, loc, nTiles));
+  int64_t sharedBytes = Tiles::stages * kStageBytes + kSwizzleAlignment;
+
+  return emitLaunch(
+      b, loc, kernel, blocks, Tiles::threads,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        auto [m, tiles] = mTiles(b);
+        Value tile = ids.block;
+        // A grid of at least one block: past the tiles, nothing to do.
+        auto inRange = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, tile,
+                arith::MulIOp::create(b, loc, tiles,
+                                      indexConst(b, loc, nTiles))));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+        Value row0 = arith::MulIOp::create(
+            b, loc,
+            arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, nTiles)),
+            indexConst(b, loc, Tiles::m));
+        Value col0 = arith::MulIOp::create(
+            b, loc,
+            arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, nTiles)),
+            indexConst(b, loc, Tiles::n));
+
+        Pipeline pipe;
+        pipe.element = element;
+        pipe.mapA = mapA;
+        pipe.mapB = mapB;
+        pipe.shared = gpu::DynamicSharedMemoryOp::create(
+            b, loc,
+            MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                            MemRefLayoutAttrInterface{},
+                            workgroupSpace(context)));
+        Value address =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, pipe.shared);
+        Value alignment = indexConst(b, loc, kSwizzleAlignment);
+        pipe.base = arith::RemUIOp::create(
+            b, loc,
+            arith::SubIOp::create(
+                b, loc, alignment,
+                arith::RemUIOp::create(b, loc, address, alignment)),
+            alignment);
+        pipe.barriers = nvgpu::MBarrierCreateOp::create(
+            b, loc,
+            nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
+                                          Tiles::stages));
+        Value zero = indexConst(b, loc, 0);
+        Value one = indexConst(b, loc, 1);
+        Value first = isThreadZero(b, loc, ids.thread);
+        {
+          auto init = scf::IfOp::create(b, loc, first);
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPoint(init.thenBlock()->getTerminator());
+          for (int64_t s = 0; s < Tiles::stages; ++s)
+            nvgpu::MBarrierInitOp::create(b, loc, pipe.barriers, one,
+                                          indexConst(b, loc, s),
+                                          /*predicate=*/Value());
+          nvgpu::TmaPrefetchOp::create(b, loc, mapA, /*predicate=*/Value());
+          nvgpu::TmaPrefetchOp::create(b, loc, mapB, /*predicate=*/Value());
+          for (int64_t s = 0; s < std::min(Tiles::stages, kSteps); ++s)
+            pipe.load(b, loc, indexConst(b, loc, s), indexConst(b, loc, s),
+                      row0, col0);
+        }
+        // The barriers' initialization is seen by every thread.
+        gpu::BarrierOp::create(b, loc);
+
+        auto accumulatorType = nvgpu::WarpgroupAccumulatorType::get(
+            context, VectorType::get({Tiles::m, Tiles::n}, b.getF32Type()));
+        Value accumulator = nvgpu::WarpgroupMmaInitAccumulatorOp::create(
+            b, loc, accumulatorType);
+        Value stages = indexConst(b, loc, Tiles::stages);
+        auto kLoop =
+            scf::ForOp::create(b, loc, zero, indexConst(b, loc, kSteps), one,
+                               ValueRange{accumulator});
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(kLoop.getBody());
+          Value step = kLoop.getInductionVar();
+          Value stage = arith::RemUIOp::create(b, loc, step, stages);
+          // The stage's barrier completes once per round of the stages.
+          Value round = arith::DivUIOp::create(b, loc, step, stages);
+          Value parity = arith::IndexCastOp::create(
+              b, loc, b.getI1Type(),
+              arith::RemUIOp::create(b, loc, round, indexConst(b, loc, 2)));
+          nvgpu::MBarrierTryWaitParityOp::create(b, loc, pipe.barriers, parity,
+                                                 indexConst(b, loc, 10000000),
+                                                 stage);
+          Value tileA = pipe.tileA(b, loc, stage);
+          Value tileB = pipe.tileB(b, loc, stage);
+          Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
+              b, loc,
+              nvgpu::WarpgroupMatrixDescriptorType::get(
+                  context, sharedTile({Tiles::m, Tiles::k}, element)),
+              tileA, mapA);
+          Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
+              b, loc,
+              nvgpu::WarpgroupMatrixDescriptorType::get(
+                  context, sharedTile({Tiles::k, Tiles::n}, element)),
+              tileB, mapB);
+          // Waits for all but this step's MMA (waitGroup = 1).
+          Value next = nvgpu::WarpgroupMmaOp::create(
+              b, loc, accumulatorType, descA, descB,
+              /*waitGroup=*/b.getI64IntegerAttr(1), /*transposeA=*/nullptr,
+              /*transposeB=*/b.getUnitAttr(), kLoop.getRegionIterArgs()[0]);
+          // The previous step's MMA is done in every warp: refill its stage
+          // with the step `stages` after it.
+          gpu::BarrierOp::create(b, loc);
+          Value refillStep = arith::AddIOp::create(
+              b, loc, step, indexConst(b, loc, Tiles::stages - 1));
+          Value refill = arith::AndIOp::create(
+              b, loc,
+              arith::AndIOp::create(
+                  b, loc, first,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                        one)),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                    refillStep, indexConst(b, loc, kSteps)));
+          auto reload = scf::IfOp::create(b, loc, refill);
+          {
+            OpBuilder::InsertionGuard load(b);
+            b.setInsertionPoint(reload.thenBlock()->getTerminator());
+            Value previous = arith::RemUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, step, one), stages);
+            pipe.load(b, loc, previous, refillStep, row0, col0);
+          }
+          scf::YieldOp::create(b, loc, next);
+        }
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+        // Every stage is read: the accumulators take their place.
+        gpu::BarrierOp::create(b, loc);
+        Value staged =
+            pipe.view(b, loc, zero, {Tiles::m, Tiles::n}, b.getF32Type());
+        nvgpu::WarpgroupMmaStoreOp::create(b, loc, kLoop.getResult(0), staged);
+        gpu::BarrierOp::create(b, loc);
+
+        // The epilogue: vectors of `width` along N, a thread every
+        // `threads` of them.
+        int64_t rowVectors = Tiles::n / width;
+        auto vectors = scf::ForOp::create(
+            b, loc, ids.thread, indexConst(b, loc, Tiles::m * rowVectors),
+            indexConst(b, loc, Tiles::threads));
+        b.setInsertionPointToStart(vectors.getBody());
+        Value i = vectors.getInductionVar();
+        Value r =
+            arith::DivUIOp::create(b, loc, i, indexConst(b, loc, rowVectors));
+        Value c = arith::MulIOp::create(
+            b, loc,
+            arith::RemUIOp::create(b, loc, i, indexConst(b, loc, rowVectors)),
+            indexConst(b, loc, width));
+        Value row = arith::AddIOp::create(b, loc, row0, r);
+        Value col = arith::AddIOp::create(b, loc, col0, c);
+        // N is a multiple of the width: a vector is all in or all out.
+        Value inside = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                  indexConst(b, loc, nSize)));
+        auto write = scf::IfOp::create(b, loc, inside);
+        b.setInsertionPoint(write.thenBlock()->getTerminator());
+        Value product = vector::LoadOp::create(
+            b, loc, VectorType::get({width}, b.getF32Type()), staged,
+            ValueRange{r, c});
+        if (width == 1)
+          product = vector::ExtractOp::create(b, loc, product, 0);
+        // The product is rounded to its type, as the op defines it.
+        product = extendToF32(b, loc, roundTo(b, loc, product, element));
+        PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
+        evaluator.known[matmul.getResult()] = product;
+        SmallVector<Value> index = {row, col};
+        for (auto [value, buffer] :
+             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
+          FailureOr<Value> v = evaluator.eval(value, index, width > 1);
+          if (failed(v))
+            return failure();
+          store(b, loc, *v, buffer, index);
+        }
+        return success();
+      },
+      /*shared=*/{}, /*clusterBlocks=*/0, sharedBytes);
+}
