@@ -1,16 +1,16 @@
 //===- MatmulWgmma.cpp - The Hopper tensor-core matmul strategy -----------===//
 //
 // Matmul kernels on sm_90 tensor cores, built from upstream nvgpu ops: a
-// block of one warpgroup per 128 x 128 output tile (WgmmaTiles). Thread 0
-// issues TMA loads of 128 x 64 tiles of A and 64 x 128 tiles of B into
-// 128-byte-swizzled shared memory, 4 stages deep, each stage completing an
-// mbarrier by its byte count; the warpgroup waits on a stage's barrier,
-// multiplies it into f32 accumulators with warpgroup MMA (B read N-major:
-// `transposeB`) and, once the previous stage's MMA is done, refills that
-// stage. TMA fills zeros past M, N and K, so ragged sizes need no masks on
-// the way in. The accumulators go through shared memory to the epilogue,
-// which evaluates the kernel's outputs on them as vectors along N, masked
-// at the edges of M and N, and stores each output once.
+// block of two warpgroups per 256 x 128 output tile (WgmmaTiles), 128 rows
+// each. Thread 0 issues TMA loads of 256 x 64 tiles of A and 64 x 128 tiles
+// of B into 128-byte-swizzled shared memory, 4 stages deep, each stage
+// completing an mbarrier by its byte count; the warpgroups wait on a
+// stage's barrier, multiply their rows of it into f32 accumulators with
+// warpgroup MMA (B read N-major: `transposeB`) and, once the previous
+// stage's MMA is done, refill that stage. TMA fills zeros past M, N and K, so
+// ragged sizes need no masks on the way in. The accumulators go through shared
+// memory to the epilogue, which evaluates the kernel's outputs on them as
+// vectors along N, masked at the edges of M and N, and stores each output once.
 //
 // The tensor maps are created on the host (mgpuTensorMapEncodeTiledMemref
 // in the runtime) before the launch.
@@ -38,6 +38,10 @@ using namespace mlir::fusion::codegen;
 namespace {
 using Tiles = WgmmaTiles;
 
+/// Rows of the tile each warpgroup multiplies.
+constexpr int64_t kGroupTileRows = Tiles::m / Tiles::warpgroups;
+/// A TMA box is at most 256 rows; A is loaded a warpgroup's rows a box.
+constexpr int64_t kGroupTileABytes = kGroupTileRows * Tiles::k * 2;
 /// Bytes of one stage: a tile of A and a tile of B (2-byte elements).
 constexpr int64_t kTileABytes = Tiles::m * Tiles::k * 2;
 constexpr int64_t kTileBBytes = Tiles::k * Tiles::n * 2;
@@ -48,6 +52,8 @@ constexpr int64_t kBoxColumns = 64;
 /// 128-byte swizzling repeats every 1024 bytes; stages start on that
 /// boundary, which the dynamic shared memory's base need not be on.
 constexpr int64_t kSwizzleAlignment = 1024;
+/// Tile rows of a group of tiles (see the launch body).
+constexpr int64_t kRasterRows = 8;
 /// The accumulator tile staged for the epilogue fits in the stages.
 static_assert(Tiles::m * Tiles::n * 4 <= Tiles::stages * kStageBytes);
 
@@ -106,9 +112,13 @@ struct Pipeline {
     return arith::MulIOp::create(b, loc, stage,
                                  indexConst(b, loc, kStageBytes));
   }
-  Value tileA(OpBuilder &b, Location loc, Value stage) const {
-    return view(b, loc, stageOffset(b, loc, stage), {Tiles::m, Tiles::k},
-                element);
+  /// The rows of A's tile that warpgroup `group` multiplies.
+  Value tileA(OpBuilder &b, Location loc, Value stage, Value group) const {
+    Value offset = arith::AddIOp::create(
+        b, loc, stageOffset(b, loc, stage),
+        arith::MulIOp::create(b, loc, group,
+                              indexConst(b, loc, kGroupTileABytes)));
+    return view(b, loc, offset, {kGroupTileRows, Tiles::k}, element);
   }
   Value tileB(OpBuilder &b, Location loc, Value stage,
               int64_t columns = Tiles::n, int64_t column = 0) const {
@@ -127,10 +137,14 @@ struct Pipeline {
         /*predicate=*/Value());
     Value k = arith::MulIOp::create(b, loc, step, indexConst(b, loc, Tiles::k));
     // Coordinates are innermost first.
-    nvgpu::TmaAsyncLoadOp::create(b, loc, tileA(b, loc, stage), barriers, mapA,
-                                  ValueRange{k, row}, stage,
-                                  /*multicastMask=*/Value(),
-                                  /*predicate=*/Value());
+    for (int64_t group = 0; group < Tiles::warpgroups; ++group) {
+      Value boxRow = arith::AddIOp::create(
+          b, loc, row, indexConst(b, loc, group * kGroupTileRows));
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc, tileA(b, loc, stage, indexConst(b, loc, group)), barriers,
+          mapA, ValueRange{k, boxRow}, stage, /*multicastMask=*/Value(),
+          /*predicate=*/Value());
+    }
     for (int64_t column = 0; column < Tiles::n; column += kBoxColumns) {
       Value boxCol =
           arith::AddIOp::create(b, loc, col, indexConst(b, loc, column));
@@ -166,7 +180,7 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
   int64_t nTiles = llvm::divideCeil(nSize, Tiles::n);
 
   // On the host: the tensor maps and the grid, a block per output tile.
-  Value mapA = createTensorMap(b, loc, bufferA, {Tiles::m, Tiles::k});
+  Value mapA = createTensorMap(b, loc, bufferA, {kGroupTileRows, Tiles::k});
   Value mapB = createTensorMap(b, loc, bufferB, {Tiles::k, kBoxColumns});
   Value out0 = buffers.outputs[0];
   auto mTiles = [&](OpBuilder &b) {
@@ -193,13 +207,25 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
                                       indexConst(b, loc, nTiles))));
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+        // Tiles in groups of kRasterRows tile rows, column by column within
+        // a group: the blocks running at once share few rows of A and
+        // columns of B, which stay in L2.
+        Value groupTiles = indexConst(b, loc, kRasterRows * nTiles);
+        Value firstRow = arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, tile, groupTiles),
+            indexConst(b, loc, kRasterRows));
+        Value rowsInGroup = arith::MinUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, tiles, firstRow),
+            indexConst(b, loc, kRasterRows));
+        Value inGroup = arith::RemUIOp::create(b, loc, tile, groupTiles);
         Value row0 = arith::MulIOp::create(
             b, loc,
-            arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, nTiles)),
+            arith::AddIOp::create(
+                b, loc, firstRow,
+                arith::RemUIOp::create(b, loc, inGroup, rowsInGroup)),
             indexConst(b, loc, Tiles::m));
         Value col0 = arith::MulIOp::create(
-            b, loc,
-            arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, nTiles)),
+            b, loc, arith::DivUIOp::create(b, loc, inGroup, rowsInGroup),
             indexConst(b, loc, Tiles::n));
 
         Pipeline pipe;
@@ -227,6 +253,8 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
         Value zero = indexConst(b, loc, 0);
         Value one = indexConst(b, loc, 1);
         Value first = isThreadZero(b, loc, ids.thread);
+        Value warpgroup =
+            arith::DivUIOp::create(b, loc, ids.thread, indexConst(b, loc, 128));
         {
           auto init = scf::IfOp::create(b, loc, first);
           OpBuilder::InsertionGuard inner(b);
@@ -245,7 +273,8 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
         gpu::BarrierOp::create(b, loc);
 
         auto accumulatorType = nvgpu::WarpgroupAccumulatorType::get(
-            context, VectorType::get({Tiles::m, Tiles::n}, b.getF32Type()));
+            context,
+            VectorType::get({kGroupTileRows, Tiles::n}, b.getF32Type()));
         Value accumulator = nvgpu::WarpgroupMmaInitAccumulatorOp::create(
             b, loc, accumulatorType);
         Value stages = indexConst(b, loc, Tiles::stages);
@@ -265,12 +294,12 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
           nvgpu::MBarrierTryWaitParityOp::create(b, loc, pipe.barriers, parity,
                                                  indexConst(b, loc, 10000000),
                                                  stage);
-          Value tileA = pipe.tileA(b, loc, stage);
+          Value tileA = pipe.tileA(b, loc, stage, warpgroup);
           Value tileB = pipe.tileB(b, loc, stage);
           Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
               b, loc,
               nvgpu::WarpgroupMatrixDescriptorType::get(
-                  context, sharedTile({Tiles::m, Tiles::k}, element)),
+                  context, sharedTile({kGroupTileRows, Tiles::k}, element)),
               tileA, mapA);
           Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
               b, loc,
@@ -310,7 +339,19 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
         gpu::BarrierOp::create(b, loc);
         Value staged =
             pipe.view(b, loc, zero, {Tiles::m, Tiles::n}, b.getF32Type());
-        nvgpu::WarpgroupMmaStoreOp::create(b, loc, kLoop.getResult(0), staged);
+        // Upstream's lowering of the store places a thread's rows by its
+        // warp in the block (thread id / 32), not in its warpgroup: the
+        // rows of warpgroup w land 64 * w rows further than its own, so its
+        // view starts that much earlier (at row 64 * w instead of 128 * w;
+        // still inside the staged tile).
+        Value groupRows = pipe.view(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, warpgroup,
+                indexConst(b, loc, (kGroupTileRows - 64) * Tiles::n * 4)),
+            {kGroupTileRows, Tiles::n}, b.getF32Type());
+        nvgpu::WarpgroupMmaStoreOp::create(b, loc, kLoop.getResult(0),
+                                           groupRows);
         gpu::BarrierOp::create(b, loc);
 
         // The epilogue: vectors of `width` along N, a thread every

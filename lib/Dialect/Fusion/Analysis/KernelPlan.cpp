@@ -792,7 +792,9 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
       return message;
     int64_t n = shapeOf(kernel.getYield().getValues().front()).back();
     if (plan.getThreads() != WgmmaTiles::threads)
-      return "matmul_wgmma runs one warpgroup (threads = 128)";
+      return "matmul_wgmma runs " + std::to_string(WgmmaTiles::warpgroups) +
+             " warpgroups (threads = " + std::to_string(WgmmaTiles::threads) +
+             ")";
     if (plan.getVector() > 8 ||
         getInnermostVectorWidth(kernel, target, n) % plan.getVector() != 0)
       return "the epilogue's vectors must divide N and every input's "

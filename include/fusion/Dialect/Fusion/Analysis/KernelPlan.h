@@ -135,13 +135,14 @@ int64_t getInnermostVectorWidth(KernelOp kernel, const GpuTarget &target,
 /// time is a multiple of it, else elements.
 int64_t getDynamicRowVectorWidth(KernelOp kernel, const GpuTarget &target);
 
-/// The tiles of the `matmul_wgmma` strategy: a block of one warpgroup per
-/// output tile of `m` x `n`, along K in steps of `k` through `stages`
-/// shared-memory stages (128 KiB). 64 bf16 or f16 elements are one 128-byte
-/// swizzled row, the widest a TMA box with 128-byte swizzling takes.
+/// The tiles of the `matmul_wgmma` strategy: a block of `warpgroups`
+/// warpgroups per output tile of `m` x `n`, each warpgroup `m / warpgroups`
+/// of its rows, along K in steps of `k` through `stages` shared-memory
+/// stages (192 KiB). 64 bf16 or f16 elements are one 128-byte swizzled row,
+/// the widest a TMA box with 128-byte swizzling takes.
 struct WgmmaTiles {
-  static constexpr int64_t m = 128, n = 128, k = 64, stages = 4,
-                           threads = 128;
+  static constexpr int64_t m = 256, n = 128, k = 64, stages = 4,
+                           warpgroups = 2, threads = 128 * warpgroups;
 };
 
 /// Why the `matmul_wgmma` strategy cannot run `kernel` on `target`; empty
