@@ -2,6 +2,7 @@
 // RUN: fusion-opt %s --fusion-plan-kernels=chip=sm_80 | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-plan-kernels=matmul-backend=generated | FileCheck %s --check-prefix=GENERATED
 // RUN: fusion-opt %s --fusion-plan-kernels=emit-remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: fusion-opt %s --fusion-plan-kernels="matmul-backend=generated emit-remarks" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GENERATED-REMARK
 
 // Plan selection over kernel shapes: held, streamed, split over a cluster,
 // dynamic, elementwise, columns, split reductions, fallback, matmul; sm_80
@@ -443,7 +444,9 @@ func.func @handwritten(%x: tensor<64x4096xf32>) -> tensor<64xf32> {
 // CHECK-LABEL: func @library
 // CHECK: plan = #fusion.plan<library_matmul, threads = 1, vector = 1, row = none, cluster = 1, passes = [1, 1]>
 // GENERATED-LABEL: func @library
-// GENERATED: plan = #fusion.plan<matmul_tiles, threads = 256, vector = 1, row = none, cluster = 1, passes = [1, 1]>
+// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1]>
+// SM80-LABEL: func @library
+// SM80: plan = #fusion.plan<library_matmul
 func.func @library(%a: tensor<64x32xbf16>, %b: tensor<32x16xbf16>) -> tensor<64x16xbf16> {
   %0 = fusion.kernel matmul (%a, %b) : (tensor<64x32xbf16>, tensor<32x16xbf16>) -> tensor<64x16xbf16> {
   ^bb0(%x: tensor<64x32xbf16>, %y: tensor<32x16xbf16>):
@@ -451,4 +454,19 @@ func.func @library(%a: tensor<64x32xbf16>, %b: tensor<32x16xbf16>) -> tensor<64x
     fusion.yield %p : tensor<64x16xbf16>
   }
   return %0 : tensor<64x16xbf16>
+}
+
+// Generated matmuls: tensor cores (matmul_wgmma) where TMA can read the
+// operands, else shared-memory tiles, with a remark saying why.
+// GENERATED-LABEL: func @wgmma_refused
+// GENERATED: plan = #fusion.plan<matmul_tiles
+// GENERATED-REMARK: remark: [plan] runs matmul_tiles: N must be a static multiple of 8
+func.func @wgmma_refused(%a: tensor<64x32xbf16>, %b: tensor<32x20xbf16>) -> tensor<64x20xbf16> {
+  %0 = fusion.kernel matmul (%a, %b) : (tensor<64x32xbf16>, tensor<32x20xbf16>) -> tensor<64x20xbf16> {
+  ^bb0(%x: tensor<64x32xbf16>, %y: tensor<32x20xbf16>):
+    %p = fusion.matmul %x, %y : (tensor<64x32xbf16>, tensor<32x20xbf16>) -> tensor<64x20xbf16>
+    %r = fusion.relu %p : tensor<64x20xbf16>
+    fusion.yield %r : tensor<64x20xbf16>
+  }
+  return %0 : tensor<64x20xbf16>
 }

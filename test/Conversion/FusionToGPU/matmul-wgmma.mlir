@@ -1,0 +1,55 @@
+// RUN: fusion-opt %s --fusion-pipeline="matmul-epilogue=any" --fusion-kernels-to-gpu=matmul-backend=generated | FileCheck %s
+
+// The tensor-core matmul (sm_90) with its epilogue. On the host, a tensor
+// map of each operand, in boxes of 128 x 64 (A, a warpgroup's rows) and
+// 64 x 64 (B, 128 bytes wide), 128-byte swizzled, zeros past the edges;
+// a block of two warpgroups per 256 x 128 tile with 192 KiB of stages
+// (and 1 KiB to align them).
+// CHECK-LABEL: func.func @matmul_bias_gelu
+// CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+// CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
+// CHECK-SAME: dynamic_shared_memory_size %c197632_i32
+// Four stage barriers, initialized by thread 0, which also issues the
+// first four steps' loads: both warpgroups' rows of A, two boxes of B.
+// CHECK: %[[BARS:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: scf.if
+// CHECK-COUNT-4: nvgpu.mbarrier.init %[[BARS]]
+// CHECK: nvgpu.tma.prefetch.descriptor %[[MAPA]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%{{.+}}], %c49152
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPA]]
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPB]]
+// CHECK: gpu.barrier
+// Per step along K (5 steps of 64 for K = 296, the last partial): wait for the stage,
+// multiply it, and once the previous step's MMA is done everywhere, refill
+// its stage with the step four later.
+// CHECK: nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x128xf32>>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c5 step %{{.+}} iter_args
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARS]]
+// CHECK: nvgpu.warpgroup.generate.descriptor %{{.+}}, %[[MAPA]]
+// CHECK: nvgpu.warpgroup.generate.descriptor %{{.+}}, %[[MAPB]]
+// CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<128x64xbf16, {{.+}}>>, <tensor = memref<64x128xbf16, {{.+}}>>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: nvgpu.tma.async.load
+// CHECK: scf.yield
+// The accumulators through shared memory to the epilogue, which reads
+// vectors of 8 along N and evaluates the bias, erf gelu on them, masked at
+// the tile's edges, and stores each output once.
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: gpu.barrier
+// CHECK: nvgpu.warpgroup.mma.store
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: vector.load %{{.+}} : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: math.erf
+// CHECK: vector.store {{.+}} vector<8xbf16>
+func.func @matmul_bias_gelu(%a: tensor<?x296xbf16>, %b: tensor<296x200xbf16>, %bias: tensor<200xbf16>) -> tensor<?x200xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x296xbf16>, tensor<296x200xbf16>) -> tensor<?x200xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x200xbf16>, tensor<200xbf16>) -> tensor<?x200xbf16>
+  %2 = fusion.gelu %1 : tensor<?x200xbf16>
+  return %2 : tensor<?x200xbf16>
+}
