@@ -2,9 +2,9 @@
 """Times the matmul-bearing programs on the GPU machine, side by side in one
 run: Fusion (library matmuls with fused epilogues, called through
 fusion.cuda with preallocated outputs, and as called, which allocates and
-NaN-poisons its outputs), the same programs with Fusion's generated matmul
-(matmul-backend=generated, what ran before the library backend), torch
-eager and torch.compile. Median of
+NaN-poisons its outputs), the same programs with Fusion's generated matmuls
+(matmul-backend=generated matmul-epilogue=any: tensor-core kernels with
+any epilogue fused where they apply), torch eager and torch.compile. Median of
 triton.testing.do_bench; TFLOP/s counts 2*M*N*K per product. The decode
 row (MLP block at 16 tokens) also gives the host time per call: 1000
 calls timed with a host clock (the larger of host and GPU time), and the
@@ -39,6 +39,7 @@ def mlp_block(x, r, w, w_up, w_down):
 
 EAGER = {
     "matmul_plain": lambda a, b: a @ b,
+    "matmul_plain_4096": lambda a, b: a @ b,
     "matmul_bias_gelu": lambda a, b, bias: F.gelu(a @ b + bias),
     "matmul_bias_gelu_tanh": lambda a, b, bias: F.gelu(a @ b + bias, approximate="tanh"),
     "mlp_block": mlp_block,
@@ -47,6 +48,7 @@ EAGER = {
 # name, function in the bench module, dynamic size, FLOPs.
 PROGRAMS = [
     ("matmul_plain", "matmul_plain", None, 2 * 8192 ** 3),
+    ("matmul_plain_4096", "matmul_plain_4096", None, 2 * 4096 ** 3),
     ("matmul_bias_gelu", "matmul_bias_gelu", None, 2 * 4096 ** 3),
     ("matmul_bias_gelu_tanh", "matmul_bias_gelu_tanh", None, 2 * 4096 ** 3),
     ("mlp_block[4096]", "mlp_block", 4096, 2 * 4096 * 4096 * 22016 + 2 * 4096 * 11008 * 4096),
@@ -123,6 +125,7 @@ def main():
         ratio = times["torch.compile"] / times["fusion"]
         rows.append(f"{label:24} ms  " + "  ".join(f"{k} {v:8.4f}" for k, v in times.items())
                     + f"   TFLOP/s fusion {flops / times['fusion'] / 1e9:6.1f}"
+                    f" generated {flops / times['fusion_generated'] / 1e9:6.1f}"
                     f" torch.compile {flops / times['torch.compile'] / 1e9:6.1f}"
                     f"  ({ratio:.3f}x torch.compile)")
         if "host_us_per_call" in entry:
