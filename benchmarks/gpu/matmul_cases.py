@@ -159,7 +159,7 @@ DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "bias_gelu_erf_bf16": [1, 64], "batch_dynamic_bf16": [1, 6],
            "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133],
            "dynamic_k_relu_f32": [0, 1, 37], "linear_wt_bias_bf16": [1, 70],
-           "scores_f32": [1, 50], "wgmma_ragged_bf16": [1, 130, 300],
+           "scores_f32": [1, 50], "wgmma_ragged_bf16": [0, 1, 130, 300],
            "wgmma_long_k_f16": [7, 256]}
 
 

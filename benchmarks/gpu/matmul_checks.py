@@ -46,6 +46,10 @@ def errors_of(outs, refs):
     rel, worst = [], []
     for o, r in zip(outs, refs):
         o = o.double()
+        if o.numel() == 0:  # an empty output (M = 0) matches an empty reference
+            rel.append(0.0 if r.numel() == 0 else float("inf"))
+            worst.append(0.0)
+            continue
         if torch.isnan(o).any():
             rel.append(float("inf"))
             worst.append(float("inf"))

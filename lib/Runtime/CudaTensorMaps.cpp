@@ -134,6 +134,11 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
   }
   for (int64_t i = 0; i < rank; ++i)
     key.box[i] = static_cast<uint32_t>(box[rank - 1 - i]);
+  // An empty tensor has no map (the driver refuses a size of 0); a kernel
+  // reading it has no tile to load, so it never reads the map either.
+  for (int64_t i = 0; i < rank; ++i)
+    if (key.dims[i] == 0)
+      return nullptr;
 
   CUcontext context = nullptr;
   if (!CUDA_CHECK(cuCtxGetCurrent(&context)))

@@ -263,8 +263,11 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
             nvgpu::MBarrierInitOp::create(b, loc, pipe.barriers, one,
                                           indexConst(b, loc, s),
                                           /*predicate=*/Value());
-          nvgpu::TmaPrefetchOp::create(b, loc, mapA, /*predicate=*/Value());
-          nvgpu::TmaPrefetchOp::create(b, loc, mapB, /*predicate=*/Value());
+          // With K = 0 the operands are empty and have no tensor maps.
+          if (kSteps > 0) {
+            nvgpu::TmaPrefetchOp::create(b, loc, mapA, /*predicate=*/Value());
+            nvgpu::TmaPrefetchOp::create(b, loc, mapB, /*predicate=*/Value());
+          }
           for (int64_t s = 0; s < std::min(Tiles::stages, kSteps); ++s)
             pipe.load(b, loc, indexConst(b, loc, s), indexConst(b, loc, s),
                       row0, col0);
