@@ -178,7 +178,7 @@ class NumpyOps:
     """The array operations the references use, for numpy (the CPU suite)."""
     f64 = staticmethod(lambda t: np.asarray(t, dtype=np.float64))
     tanh, exp, sqrt = np.tanh, np.exp, np.sqrt
-    erf = staticmethod(np.vectorize(math.erf))
+    erf = staticmethod(np.vectorize(math.erf, otypes=[np.float64]))
     relu = staticmethod(lambda v: np.maximum(v, 0))
     mean_last = staticmethod(lambda v: v.mean(-1, keepdims=True))
 
