@@ -5,8 +5,8 @@ PyTorch float64 reference on fresh random inputs, outputs poisoned with NaN
 first (debug calls), at every dynamic size listed; then calls that must fail
 with a clear error. `matmul_checks.py [STEM]` checks the library STEM.so
 (default matmul_cases.fused: library matmuls; matmul_cases.fused.generated:
-the generated kernels, tensor-core where they apply). Prints a table last and writes matmul_checks.json into
-$OUT (or the current directory).
+the generated kernels, tensor-core where they apply). Prints a table last
+and writes matmul_checks.STEM.json into $OUT (or the current directory).
 
 Tolerances, relative norm error: f32 1e-5 (cuBLASLt's exact f32 path), TF32
 5e-3, f16/bf16 1e-2. f32 cases also bound the largest element error by

@@ -15,6 +15,7 @@ status=0
 python3 run_checks.py small > "$OUT/checks_small.txt" 2>&1 || status=1
 python3 run_checks.py full > "$OUT/checks_full.txt" 2>&1 || status=1
 python3 matmul_checks.py > "$OUT/matmul_checks.txt" 2>&1 || status=1
+python3 matmul_checks.py matmul_cases.fused.generated > "$OUT/matmul_checks_generated.txt" 2>&1 || status=1
 python3 random_graphs_check.py > "$OUT/random_graphs.txt" 2>&1 || status=1
 python3 math_accuracy.py > "$OUT/math_accuracy.txt" 2>&1 || status=1
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum
@@ -39,7 +40,7 @@ python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
 python3 run_bench.py reductions 2>&1 | grep -vi warning > "$OUT/bench_reductions.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1
 
-echo "== correctness";  grep -h -E "FAIL|passed|random graphs" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt" "$OUT/random_graphs.txt" "$OUT/math_accuracy.txt"
+echo "== correctness";  grep -h -E "FAIL|passed|random graphs" "$OUT/checks_small.txt" "$OUT/checks_full.txt" "$OUT/matmul_checks.txt" "$OUT/matmul_checks_generated.txt" "$OUT/random_graphs.txt" "$OUT/math_accuracy.txt"
 echo "== DRAM traffic (ncu) / predicted"; cat "$OUT/traffic_fused.txt" "$OUT/traffic_unfused.txt" "$OUT/traffic_streamed.txt" "$OUT/traffic_reductions.txt"
 echo "== decode: GPU time per kernel"; cat "$OUT/decode.txt"
 echo "== effective GB/s"; cat "$OUT/bench.txt" "$OUT/bench_reductions.txt"
