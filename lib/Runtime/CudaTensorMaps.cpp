@@ -66,7 +66,6 @@ struct Slab {
   size_t next = 0;
   std::unordered_map<TensorMapKey, size_t, TensorMapHash> slotOf;
   std::vector<TensorMapKey> keyOf = std::vector<TensorMapKey>(kSlots);
-  std::vector<bool> used = std::vector<bool>(kSlots, false);
 };
 
 std::mutex mutex;
@@ -166,14 +165,16 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
     return nullptr;
   size_t slot = slab.next;
   slab.next = (slab.next + 1) % kSlots;
-  if (slab.used[slot])
-    slab.slotOf.erase(slab.keyOf[slot]);
+  // The slot's previous map, if any, is gone (a never-used slot's key, all
+  // zeros, is no map's: sizes are never 0).
+  auto previous = slab.slotOf.find(slab.keyOf[slot]);
+  if (previous != slab.slotOf.end() && previous->second == slot)
+    slab.slotOf.erase(previous);
   CUdeviceptr address = slab.slots + slot * sizeof(CUtensorMap);
   // From pageable memory: staged before the call returns, so `map` may go.
   if (!CUDA_CHECK(cuMemcpyHtoDAsync(address, &map, sizeof(map),
                                     fusion::cuda::getCallerStream())))
     return nullptr;
-  slab.used[slot] = true;
   slab.keyOf[slot] = key;
   slab.slotOf.emplace(key, slot);
   return reinterpret_cast<void *>(address);

@@ -60,7 +60,8 @@ static LogicalResult emitFlatElementwise(OpBuilder &b, Location loc,
           return memref::CollapseShapeOp::create(
               b, loc, flatType, buffer, ArrayRef<ReassociationIndices>{all});
         };
-        SmallVector<Value> inputs = llvm::map_to_vector(buffers.inputs, flatten);
+        SmallVector<Value> inputs =
+            llvm::map_to_vector(buffers.inputs, flatten);
         SmallVector<Value> outputs =
             llvm::map_to_vector(buffers.outputs, flatten);
         Value size = memref::DimOp::create(b, loc, outputs[0], 0);
@@ -89,11 +90,11 @@ static LogicalResult emitFlatElementwise(OpBuilder &b, Location loc,
             return failure();
         }
         Value tailStart =
-            width > 1 ? arith::AddIOp::create(
-                            b, loc,
-                            arith::MulIOp::create(b, loc, whole, widthValue),
-                            first)
-                      : first;
+            width > 1
+                ? arith::AddIOp::create(
+                      b, loc, arith::MulIOp::create(b, loc, whole, widthValue),
+                      first)
+                : first;
         auto tail = scf::ForOp::create(b, loc, tailStart, size, stride);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(tail.getBody());
@@ -132,13 +133,6 @@ LogicalResult codegen::emitElementwise(OpBuilder &b, Location loc,
                                            indexConst(b, loc, width));
         SmallVector<Value> index = delinearize(b, loc, flat, innerSizes);
         PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
-        for (auto [value, buffer] :
-             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
-          FailureOr<Value> v = evaluator.eval(value, index, width > 1);
-          if (failed(v))
-            return failure();
-          store(b, loc, *v, buffer, index);
-        }
-        return success();
+        return evaluator.storeOutputs(buffers.outputs, index, width > 1);
       });
 }

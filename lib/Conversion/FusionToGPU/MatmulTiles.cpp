@@ -148,14 +148,7 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
         if (!element.isF32())
           product = extendToF32(b, loc, roundTo(b, loc, product, element));
         evaluator.known[matmul.getResult()] = product;
-        for (auto [value, buffer] :
-             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
-          FailureOr<Value> v = evaluator.eval(value, index, false);
-          if (failed(v))
-            return failure();
-          store(b, loc, *v, buffer, index);
-        }
-        return success();
+        return evaluator.storeOutputs(buffers.outputs, index, false);
       },
       TypeRange{tileType, tileType});
 }

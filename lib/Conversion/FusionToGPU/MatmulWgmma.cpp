@@ -391,14 +391,7 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
         PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
         evaluator.known[matmul.getResult()] = product;
         SmallVector<Value> index = {row, col};
-        for (auto [value, buffer] :
-             llvm::zip(kernel.getYield().getValues(), buffers.outputs)) {
-          FailureOr<Value> v = evaluator.eval(value, index, width > 1);
-          if (failed(v))
-            return failure();
-          store(b, loc, *v, buffer, index);
-        }
-        return success();
+        return evaluator.storeOutputs(buffers.outputs, index, width > 1);
       },
       /*shared=*/{}, /*clusterBlocks=*/0, sharedBytes);
 }

@@ -21,8 +21,8 @@ using namespace mlir::fusion::codegen;
 Value PointEvaluator::splatIfNeeded(Value v, bool lanes) {
   if (!lanes || isa<VectorType>(v.getType()))
     return v;
-  return vector::BroadcastOp::create(
-      b, loc, VectorType::get({width}, v.getType()), v);
+  return vector::BroadcastOp::create(b, loc,
+                                     VectorType::get({width}, v.getType()), v);
 }
 
 Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
@@ -279,9 +279,8 @@ FailureOr<Value> PointEvaluator::evalMatmulOperand(MatmulOp op, Value operand,
                                                    ArrayRef<Value> index,
                                                    Value row, Value col) {
   SmallVector<Value> operandIndex;
-  for (std::optional<int64_t> source :
-       getBroadcastSources(shapeOf(operand).drop_back(2),
-                           shapeOf(op.getResult()).drop_back(2)))
+  for (std::optional<int64_t> source : getBroadcastSources(
+           shapeOf(operand).drop_back(2), shapeOf(op.getResult()).drop_back(2)))
     operandIndex.push_back(source ? index[*source] : indexConst(b, loc, 0));
   operandIndex.push_back(row);
   operandIndex.push_back(col);
@@ -315,4 +314,16 @@ FailureOr<Value> PointEvaluator::evalMatmul(MatmulOp op,
     scf::YieldOp::create(b, loc, sum);
   }
   return forOp.getResult(0);
+}
+
+LogicalResult PointEvaluator::storeOutputs(ArrayRef<Value> outputs,
+                                           ArrayRef<Value> index, bool lanes) {
+  for (auto [value, buffer] :
+       llvm::zip(kernel.getYield().getValues(), outputs)) {
+    FailureOr<Value> v = eval(value, index, lanes);
+    if (failed(v))
+      return failure();
+    store(b, loc, *v, buffer, index);
+  }
+  return success();
 }

@@ -23,8 +23,7 @@
 namespace mlir::fusion::codegen {
 
 class PointEvaluator {
-  using Cache =
-      std::map<std::tuple<void *, std::vector<void *>, bool>, Value>;
+  using Cache = std::map<std::tuple<void *, std::vector<void *>, bool>, Value>;
 
 public:
   PointEvaluator(OpBuilder &b, Location loc, KernelOp kernel,
@@ -49,6 +48,11 @@ public:
   /// The value of `value` at `index`; a vector of `width` lanes along the
   /// last dimension when `lanes`, a scalar otherwise.
   FailureOr<Value> eval(Value value, ArrayRef<Value> index, bool lanes);
+
+  /// Every kernel output at `index` (vectors of `width` lanes when
+  /// `lanes`), stored into its buffer of `outputs`.
+  LogicalResult storeOutputs(ArrayRef<Value> outputs, ArrayRef<Value> index,
+                             bool lanes);
 
   /// While alive, what the evaluator computes is forgotten at its end: open
   /// one for every loop or branch body the builder enters.
