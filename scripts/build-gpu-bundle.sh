@@ -105,6 +105,8 @@ print(cuda.compile(os.path.join(root, "benchmarks/gpu/call_path.mlir"), build, b
 # they apply) and any epilogue fused.
 print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epilogue="any",
                    suffix=".generated"))
+# Any epilogue fused, the library where a kernel is one (matmul-backend=auto).
+print(cuda.compile(source, build, bundle, matmul_epilogue="any", suffix=".auto_any"))
 # The CPU suite's random graphs (random_graphs_check.py runs them there).
 from fusion import random_graphs
 source = os.path.join(bundle, "random_graphs.mlir")

@@ -23,3 +23,22 @@ func.func @matmul_bias_gelu_tanh(%a: tensor<4096x4096xbf16>, %b: tensor<4096x409
   %2 = fusion.gelu %1 approximation = tanh : tensor<4096x4096xbf16>
   return %2 : tensor<4096x4096xbf16>
 }
+// The gated MLP up projection (4096 -> 2 x 11008), as two products of one x
+// and as the halves of one product: one generated kernel each with
+// matmul-epilogue=any (both products in every tile); the library backend
+// runs the products, then silu * mul as a kernel of its own.
+func.func @gated_pair(%x: tensor<4096x4096xbf16>, %wg: tensor<4096x11008xbf16>, %wu: tensor<4096x11008xbf16>) -> tensor<4096x11008xbf16> {
+  %g = fusion.matmul %x, %wg : (tensor<4096x4096xbf16>, tensor<4096x11008xbf16>) -> tensor<4096x11008xbf16>
+  %u = fusion.matmul %x, %wu : (tensor<4096x4096xbf16>, tensor<4096x11008xbf16>) -> tensor<4096x11008xbf16>
+  %s = fusion.silu %g : tensor<4096x11008xbf16>
+  %0 = fusion.mul %s, %u : tensor<4096x11008xbf16>
+  return %0 : tensor<4096x11008xbf16>
+}
+func.func @gated_halves(%x: tensor<4096x4096xbf16>, %w: tensor<4096x22016xbf16>) -> tensor<4096x11008xbf16> {
+  %p = fusion.matmul %x, %w : (tensor<4096x4096xbf16>, tensor<4096x22016xbf16>) -> tensor<4096x22016xbf16>
+  %g = fusion.slice %p offsets = [0, 0] sizes = [-1, 11008] strides = [1, 1] : tensor<4096x22016xbf16> -> tensor<4096x11008xbf16>
+  %u = fusion.slice %p offsets = [0, 11008] sizes = [-1, 11008] strides = [1, 1] : tensor<4096x22016xbf16> -> tensor<4096x11008xbf16>
+  %s = fusion.silu %g : tensor<4096x11008xbf16>
+  %0 = fusion.mul %s, %u : tensor<4096x11008xbf16>
+  return %0 : tensor<4096x11008xbf16>
+}

@@ -4,7 +4,9 @@ run: Fusion (library matmuls with fused epilogues, called through
 fusion.cuda with preallocated outputs, and as called, which allocates and
 NaN-poisons its outputs), the same programs with Fusion's generated matmuls
 (matmul-backend=generated matmul-epilogue=any: tensor-core kernels with
-any epilogue fused where they apply), torch eager and torch.compile. Median of
+any epilogue fused where they apply), with any epilogue fused and the
+library where a kernel is one (matmul-backend=auto matmul-epilogue=any),
+torch eager and torch.compile. Median of
 triton.testing.do_bench; TFLOP/s counts 2*M*N*K per product. The decode
 row (MLP block at 16 tokens) also gives the host time per call: 1000
 calls timed with a host clock (the larger of host and GPU time), and the
@@ -37,11 +39,18 @@ def mlp_block(x, r, w, w_up, w_down):
     return s, (F.silu(gate) * value) @ w_down
 
 
+def gated_halves(x, w):
+    gate, value = (x @ w).chunk(2, -1)
+    return F.silu(gate) * value
+
+
 EAGER = {
     "matmul_plain": lambda a, b: a @ b,
     "matmul_plain_4096": lambda a, b: a @ b,
     "matmul_bias_gelu": lambda a, b, bias: F.gelu(a @ b + bias),
     "matmul_bias_gelu_tanh": lambda a, b, bias: F.gelu(a @ b + bias, approximate="tanh"),
+    "gated_pair": lambda x, wg, wu: F.silu(x @ wg) * (x @ wu),
+    "gated_halves": gated_halves,
     "mlp_block": mlp_block,
 }
 
@@ -51,13 +60,15 @@ PROGRAMS = [
     ("matmul_plain_4096", "matmul_plain_4096", None, 2 * 4096 ** 3),
     ("matmul_bias_gelu", "matmul_bias_gelu", None, 2 * 4096 ** 3),
     ("matmul_bias_gelu_tanh", "matmul_bias_gelu_tanh", None, 2 * 4096 ** 3),
+    ("gated_pair", "gated_pair", None, 2 * 4096 * 4096 * 22016),
+    ("gated_halves", "gated_halves", None, 2 * 4096 * 4096 * 22016),
     ("mlp_block[4096]", "mlp_block", 4096, 2 * 4096 * 4096 * 22016 + 2 * 4096 * 11008 * 4096),
     ("mlp_block[16]", "mlp_block", 16, 2 * 16 * 4096 * 22016 + 2 * 16 * 11008 * 4096),
 ]
 
 
 def inputs_for(fn, name, size):
-    right = (3, 4) if name == "mlp_block" else (1,)
+    right = {"mlp_block": (3, 4), "gated_pair": (1, 2)}.get(name, (1,))
     xs = []
     for i, t in enumerate(fn.inputs):
         shape = [size if d is None else d for d in t.shape]
@@ -97,6 +108,7 @@ def host_us_idle(f, calls=50):
 def main():
     module = cuda.load(os.path.join(here, "matmul_bench.fused.so"))
     generated = cuda.load(os.path.join(here, "matmul_bench.fused.generated.so"))
+    auto_any = cuda.load(os.path.join(here, "matmul_bench.fused.auto_any.so"))
     rows, results = [], []
     for label, name, size, flops in PROGRAMS:
         fn = module.functions[name]
@@ -105,6 +117,7 @@ def main():
         times = {"fusion": median_ms(lambda: fn(*xs, outputs=outs)),
                  "fusion_as_called": median_ms(lambda: fn(*xs)),
                  "fusion_generated": median_ms(lambda: generated.functions[name](*xs, outputs=outs)),
+                 "fusion_auto_any": median_ms(lambda: auto_any.functions[name](*xs, outputs=outs)),
                  "eager": median_ms(lambda: EAGER[name](*xs))}
         compiled = torch.compile(EAGER[name])
         compiled(*xs)

@@ -1,5 +1,6 @@
 """Matmul kernels on the GPU: every library epilogue, ragged and dynamic
-sizes, broadcast batches, the transformer MLP block, and what falls outside
+sizes, broadcast batches, gated pairs (two products sharing A, combined by
+their epilogue), the transformer MLP block, and what falls outside
 the library's menu (erf gelu, any other consumer), which runs as a separate
 fused kernel reading the product once.
 
@@ -39,6 +40,32 @@ func.func @wgmma_long_k_f16(%a: tensor<?x1024xf16>, %b: tensor<1024x256xf16>) ->
   %1 = fusion.mul %0, %half : (tensor<?x256xf16>, tensor<f16>) -> tensor<?x256xf16>
   %2 = fusion.relu %1 : tensor<?x256xf16>
   return %2 : tensor<?x256xf16>
+}
+// Gated pairs, silu(x @ Wg) * (x @ Wu), one kernel with matmul-epilogue=any
+// (the tiles hold both products): as two products of one x (200 columns a
+// product: three 64-wide tiles and a partial one; K = 136 ragged), as the
+// halves of one product (x @ [Wg Wu], sliced), and in f32 (matmul_tiles).
+func.func @gated_pair_bf16(%x: tensor<?x136xbf16>, %wg: tensor<136x200xbf16>, %wu: tensor<136x200xbf16>) -> tensor<?x200xbf16> {
+  %g = fusion.matmul %x, %wg : (tensor<?x136xbf16>, tensor<136x200xbf16>) -> tensor<?x200xbf16>
+  %u = fusion.matmul %x, %wu : (tensor<?x136xbf16>, tensor<136x200xbf16>) -> tensor<?x200xbf16>
+  %s = fusion.silu %g : tensor<?x200xbf16>
+  %0 = fusion.mul %s, %u : tensor<?x200xbf16>
+  return %0 : tensor<?x200xbf16>
+}
+func.func @gated_halves_f16(%x: tensor<?x264xf16>, %w: tensor<264x400xf16>) -> tensor<?x200xf16> {
+  %p = fusion.matmul %x, %w : (tensor<?x264xf16>, tensor<264x400xf16>) -> tensor<?x400xf16>
+  %g = fusion.slice %p offsets = [0, 0] sizes = [-1, 200] strides = [1, 1] : tensor<?x400xf16> -> tensor<?x200xf16>
+  %u = fusion.slice %p offsets = [0, 200] sizes = [-1, 200] strides = [1, 1] : tensor<?x400xf16> -> tensor<?x200xf16>
+  %s = fusion.silu %g : tensor<?x200xf16>
+  %0 = fusion.mul %s, %u : tensor<?x200xf16>
+  return %0 : tensor<?x200xf16>
+}
+func.func @gated_pair_f32(%x: tensor<40x24xf32>, %wg: tensor<24x33xf32>, %wu: tensor<24x33xf32>) -> tensor<40x33xf32> {
+  %g = fusion.matmul %x, %wg : (tensor<40x24xf32>, tensor<24x33xf32>) -> tensor<40x33xf32>
+  %u = fusion.matmul %x, %wu : (tensor<40x24xf32>, tensor<24x33xf32>) -> tensor<40x33xf32>
+  %s = fusion.silu %g : tensor<40x33xf32>
+  %0 = fusion.mul %s, %u : tensor<40x33xf32>
+  return %0 : tensor<40x33xf32>
 }
 func.func @plain_f32(%a: tensor<77x45xf32>, %b: tensor<45x33xf32>) -> tensor<77x33xf32> {
   %0 = fusion.matmul %a, %b : (tensor<77x45xf32>, tensor<45x33xf32>) -> tensor<77x33xf32>
@@ -160,7 +187,15 @@ DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "two_outputs_bf16": [1, 33], "mlp_block": [1, 16, 133],
            "dynamic_k_relu_f32": [0, 1, 37], "linear_wt_bias_bf16": [1, 70],
            "scores_f32": [1, 50], "wgmma_ragged_bf16": [0, 1, 130, 300],
-           "wgmma_long_k_f16": [7, 256]}
+           "wgmma_long_k_f16": [7, 256], "gated_pair_bf16": [1, 130, 300],
+           "gated_halves_f16": [0, 5, 257]}
+
+
+def right_operands(name):
+    """The inputs that are right-hand matmul operands ([K, N]): the checks
+    scale them by sqrt(3 / K)."""
+    return {"mlp_block": (3, 4), "gated_pair_bf16": (1, 2),
+            "gated_pair_f32": (1, 2)}.get(name, (1,))
 
 
 def module():
@@ -211,6 +246,14 @@ def reference(name, *xs, ops=NumpyOps):
         up = s / ops.sqrt(ops.mean_last(s * s) + 1e-6) * w_norm @ w_up
         gate, value = up[:, :11008], up[:, 11008:]
         return [s, (gate / (1 + ops.exp(-gate)) * value) @ w_down]
+    silu = lambda v: v / (1 + ops.exp(-v))
+    if name.startswith("gated_pair"):
+        # Each product is a value of the element type (rounded), as is silu's.
+        rnd = (lambda v: v) if name.endswith("f32") else ops.round_bf16
+        return [rnd(silu(rnd(x[0] @ x[1]))) * rnd(x[0] @ x[2])]
+    if name == "gated_halves_f16":
+        product = x[0] @ x[1]
+        return [silu(product[:, :200]) * product[:, 200:]]
     # Operands the function transposes (its last two dimensions) first.
     transposed = {"linear_wt_bias_bf16": (False, True), "transposed_a_f32": (True, False),
                   "scores_f32": (False, True), "both_transposed_bf16": (True, True)}

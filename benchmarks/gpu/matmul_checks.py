@@ -31,7 +31,7 @@ def inputs_for(fn, name, size):
     """Uniform inputs in [-1, 1]; right-hand matmul operands ([K, N]) scaled
     by sqrt(3 / K), so products have variance 1/3 whatever K is (gelu then
     sees values where its two forms differ)."""
-    right = (3, 4) if name == "mlp_block" else (1,)
+    right = matmul_cases.right_operands(name)
     xs = []
     for i, t in enumerate(fn.inputs):
         shape = [size if d is None else d for d in t.shape]

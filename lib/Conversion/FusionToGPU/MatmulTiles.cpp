@@ -1,11 +1,11 @@
 //===- MatmulTiles.cpp - The shared-memory tile matmul strategy -----------===//
 //
-// Matmul kernels whose outputs all have the product's shape: a block of
-// 16 x 16 threads per output tile (grid-stride over tiles). Per step of 16
-// along K, the block stages a tile of each operand in shared memory (zeros
-// past the edges), then each thread accumulates its element in f32; the
-// epilogue is evaluated on the accumulator. The fallback for products the
-// library does not take, until the tensor-core kernel lands.
+// Matmul kernels of TiledProducts (one product, or a pair sharing A): a
+// block of 16 x 16 threads per output tile (grid-stride over tiles). Per
+// step of 16 along K, the block stages a tile of each operand in shared
+// memory (zeros past the edges), then each thread accumulates its element of
+// each product in f32; the epilogue is evaluated on the accumulators. The
+// fallback where the tensor-core strategy does not apply.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +32,12 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
   // The plan is 256 threads: one per element of a 16 x 16 tile.
   constexpr int64_t kTile = 16;
   assert(plan.getThreads() == kTile * kTile && "checked by checkPlan");
-  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+  FailureOr<TiledProducts> tiled = getTiledProducts(kernel);
+  if (failed(tiled))
+    return kernel.emitOpError("matmul_tiles needs the products of "
+                              "TiledProducts (checked by the plan)");
+  MatmulOp matmul = tiled->products.front().matmul;
+  int64_t numProducts = tiled->products.size();
   MLIRContext *context = b.getContext();
   Value out0 = buffers.outputs[0];
   int64_t rank = cast<MemRefType>(out0.getType()).getRank();
@@ -54,7 +59,7 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
   return emitLaunch(
       b, loc, kernel, product(b, loc, tiles), kTile * kTile,
       [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
-        Value aTile = ids.shared[0], bTile = ids.shared[1];
+        Value aTile = ids.shared[0];
         auto [tiles, m, n] = tileSizes(b);
         Value tile = indexConst(b, loc, kTile);
         Value zero = indexConst(b, loc, 0);
@@ -81,8 +86,9 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
 
         // Stages element (r, c) of an operand into `buffer`[ty][tx], zero
         // outside [0, rows) x [0, cols).
-        auto stage = [&](Value operand, Value r, Value c, Value rows,
-                         Value cols, Value buffer) -> LogicalResult {
+        auto stage = [&](MatmulOp op, Value operand, Value r, Value c,
+                         Value rows, Value cols,
+                         Value buffer) -> LogicalResult {
           Value inside = arith::AndIOp::create(
               b, loc,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows),
@@ -95,7 +101,7 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
             b.setInsertionPointToStart(guarded.thenBlock());
             PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
             FailureOr<Value> v =
-                evaluator.evalMatmulOperand(matmul, operand, index, r, c);
+                evaluator.evalMatmulOperand(op, operand, index, r, c);
             if (failed(v))
               return failure();
             scf::YieldOp::create(b, loc, *v);
@@ -108,27 +114,44 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
           return success();
         };
 
-        auto kLoop = scf::ForOp::create(
-            b, loc, zero, *kSize, tile,
-            ValueRange{f32Constant(b, loc, 0.0, b.getF32Type())});
+        // Each product's columns of B: the tile's, from its first column.
+        SmallVector<Value> bColumns, bSizes;
+        for (TiledProducts::Product p : tiled->products) {
+          bColumns.push_back(
+              arith::AddIOp::create(b, loc, col, indexConst(b, loc, p.column)));
+          FailureOr<Value> size = sizer.sizeOf(
+              p.matmul.getB(), shapeOf(p.matmul.getB()).size() - 1);
+          if (failed(size))
+            return p.matmul.emitOpError("cannot size the dynamic N");
+          bSizes.push_back(*size);
+        }
+
+        SmallVector<Value> zeros(numProducts,
+                                 f32Constant(b, loc, 0.0, b.getF32Type()));
+        auto kLoop = scf::ForOp::create(b, loc, zero, *kSize, tile, zeros);
         {
           OpBuilder::InsertionGuard inner(b);
           b.setInsertionPointToStart(kLoop.getBody());
           Value k0 = kLoop.getInductionVar();
-          if (failed(stage(matmul.getA(), row,
+          if (failed(stage(matmul, matmul.getA(), row,
                            arith::AddIOp::create(b, loc, k0, tx), m, *kSize,
-                           aTile)) ||
-              failed(stage(matmul.getB(), arith::AddIOp::create(b, loc, k0, ty),
-                           col, *kSize, n, bTile)))
+                           aTile)))
             return failure();
+          for (auto [i, p] : llvm::enumerate(tiled->products))
+            if (failed(stage(p.matmul, p.matmul.getB(),
+                             arith::AddIOp::create(b, loc, k0, ty), bColumns[i],
+                             *kSize, bSizes[i], ids.shared[1 + i])))
+              return failure();
           gpu::BarrierOp::create(b, loc);
-          Value acc = kLoop.getRegionIterArgs()[0];
+          SmallVector<Value> acc(kLoop.getRegionIterArgs());
           for (int64_t k = 0; k < kTile; ++k) {
             Value kk = indexConst(b, loc, k);
             Value a = memref::LoadOp::create(b, loc, aTile, ValueRange{ty, kk});
-            Value bv =
-                memref::LoadOp::create(b, loc, bTile, ValueRange{kk, tx});
-            acc = math::FmaOp::create(b, loc, a, bv, acc);
+            for (int64_t i = 0; i < numProducts; ++i) {
+              Value bv = memref::LoadOp::create(b, loc, ids.shared[1 + i],
+                                                ValueRange{kk, tx});
+              acc[i] = math::FmaOp::create(b, loc, a, bv, acc[i]);
+            }
           }
           // The next step overwrites the tiles.
           gpu::BarrierOp::create(b, loc);
@@ -143,12 +166,14 @@ LogicalResult codegen::emitMatmulTiles(OpBuilder &b, Location loc,
         auto write = scf::IfOp::create(b, loc, inside);
         b.setInsertionPoint(write.thenBlock()->getTerminator());
         PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
-        Value product = kLoop.getResult(0);
         Type element = getElementTypeOrSelf(matmul.getType());
-        if (!element.isF32())
-          product = extendToF32(b, loc, roundTo(b, loc, product, element));
-        evaluator.known[matmul.getResult()] = product;
+        for (auto [i, p] : llvm::enumerate(tiled->products)) {
+          Value product = kLoop.getResult(i);
+          if (!element.isF32())
+            product = extendToF32(b, loc, roundTo(b, loc, product, element));
+          evaluator.known[p.value] = product;
+        }
         return evaluator.storeOutputs(buffers.outputs, index, false);
       },
-      TypeRange{tileType, tileType});
+      SmallVector<Type>(1 + numProducts, tileType));
 }

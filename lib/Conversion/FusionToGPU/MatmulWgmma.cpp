@@ -12,6 +12,10 @@
 // memory to the epilogue, which evaluates the kernel's outputs on them as
 // vectors along N, masked at the edges of M and N, and stores each output once.
 //
+// A pair of products sharing A (TiledProducts: the gated MLP's two halves)
+// loads B's tile as 64 columns of each, so each accumulator holds both
+// products of 64 output columns and the epilogue combines them.
+//
 // The tensor maps are created on the host (mgpuTensorMapEncodeTiledMemref
 // in the runtime) before the launch.
 //
@@ -30,6 +34,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -47,8 +52,10 @@ constexpr int64_t kTileABytes = Tiles::m * Tiles::k * 2;
 constexpr int64_t kTileBBytes = Tiles::k * Tiles::n * 2;
 constexpr int64_t kStageBytes = kTileABytes + kTileBBytes;
 /// A TMA box with 128-byte swizzling is at most 128 bytes wide: B's tile
-/// is loaded as boxes of 64 columns, side by side.
+/// is loaded as boxes of 64 columns, side by side. A pair of products
+/// (TiledProducts) takes a box of each: 64 output columns a tile.
 constexpr int64_t kBoxColumns = 64;
+constexpr int64_t kBoxesB = Tiles::n / kBoxColumns;
 /// 128-byte swizzling repeats every 1024 bytes; stages start on that
 /// boundary, which the dynamic shared memory's base need not be on.
 constexpr int64_t kSwizzleAlignment = 1024;
@@ -99,7 +106,9 @@ struct Pipeline {
   Value shared;   // the dynamic shared memory, as bytes
   Value base;     // offset of the first stage (swizzle-aligned)
   Value barriers; // one mbarrier per stage
-  Value mapA, mapB;
+  Value mapA;
+  /// The tensor map each box of B's tile is loaded from.
+  SmallVector<Value, kBoxesB> mapsB;
   Type element;
 
   Value view(OpBuilder &b, Location loc, Value offset, ArrayRef<int64_t> shape,
@@ -129,9 +138,10 @@ struct Pipeline {
   }
 
   /// Thread 0's loads of step `step` along K into `stage`: A's rows from
-  /// `row`, B's columns from `col`, completing the stage's barrier.
+  /// `row`, box j of B's tile from column `boxCols[j]`, completing the
+  /// stage's barrier.
   void load(OpBuilder &b, Location loc, Value stage, Value step, Value row,
-            Value col) const {
+            ArrayRef<Value> boxCols) const {
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, loc, barriers, indexConst(b, loc, kStageBytes), stage,
         /*predicate=*/Value());
@@ -145,14 +155,11 @@ struct Pipeline {
           mapA, ValueRange{k, boxRow}, stage, /*multicastMask=*/Value(),
           /*predicate=*/Value());
     }
-    for (int64_t column = 0; column < Tiles::n; column += kBoxColumns) {
-      Value boxCol =
-          arith::AddIOp::create(b, loc, col, indexConst(b, loc, column));
+    for (int64_t box = 0; box < kBoxesB; ++box)
       nvgpu::TmaAsyncLoadOp::create(
-          b, loc, tileB(b, loc, stage, kBoxColumns, column), barriers, mapB,
-          ValueRange{boxCol, k}, stage, /*multicastMask=*/Value(),
-          /*predicate=*/Value());
-    }
+          b, loc, tileB(b, loc, stage, kBoxColumns, box * kBoxColumns),
+          barriers, mapsB[box], ValueRange{boxCols[box], k}, stage,
+          /*multicastMask=*/Value(), /*predicate=*/Value());
   }
 };
 
@@ -166,22 +173,41 @@ Value isThreadZero(OpBuilder &b, Location loc, Value thread) {
 LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
                                        KernelOp kernel, KernelPlanAttr plan,
                                        const KernelBuffers &buffers) {
-  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+  FailureOr<TiledProducts> tiled = getTiledProducts(kernel);
+  if (failed(tiled))
+    return kernel.emitOpError("matmul_wgmma needs the products of "
+                              "TiledProducts (checked by the plan)");
+  MatmulOp matmul = tiled->products.front().matmul;
   MLIRContext *context = b.getContext();
   int64_t width = plan.getVector();
-  Value bufferA =
-      buffers.inputs[cast<BlockArgument>(matmul.getA()).getArgNumber()];
-  Value bufferB =
-      buffers.inputs[cast<BlockArgument>(matmul.getB()).getArgNumber()];
+  auto bufferOf = [&](Value operand) {
+    return buffers.inputs[cast<BlockArgument>(operand).getArgNumber()];
+  };
+  Value bufferA = bufferOf(matmul.getA());
   Type element = cast<MemRefType>(bufferA.getType()).getElementType();
   int64_t kSize = shapeOf(matmul.getA())[1];
-  int64_t nSize = shapeOf(matmul.getB())[1];
+  int64_t nSize = tiled->shape[1];
   int64_t kSteps = llvm::divideCeil(kSize, Tiles::k);
-  int64_t nTiles = llvm::divideCeil(nSize, Tiles::n);
+  // A pair's tile holds a box of each product: fewer output columns.
+  int64_t tileColumns = tiled->isPair() ? kBoxColumns : Tiles::n;
+  int64_t nTiles = llvm::divideCeil(nSize, tileColumns);
 
   // On the host: the tensor maps and the grid, a block per output tile.
   Value mapA = createTensorMap(b, loc, bufferA, {kGroupTileRows, Tiles::k});
-  Value mapB = createTensorMap(b, loc, bufferB, {Tiles::k, kBoxColumns});
+  // Box j of B's tile: a product's columns from `boxOffsets[j]` on, past
+  // the tile's first output column.
+  SmallVector<Value, kBoxesB> mapsB;
+  SmallVector<int64_t, kBoxesB> boxOffsets;
+  llvm::SmallMapVector<Value, Value, kBoxesB> mapOfBuffer;
+  for (int64_t box = 0; box < kBoxesB; ++box) {
+    TiledProducts::Product product = tiled->products[tiled->isPair() ? box : 0];
+    Value buffer = bufferOf(product.matmul.getB());
+    auto [it, inserted] = mapOfBuffer.try_emplace(buffer);
+    if (inserted)
+      it->second = createTensorMap(b, loc, buffer, {Tiles::k, kBoxColumns});
+    mapsB.push_back(it->second);
+    boxOffsets.push_back(tiled->isPair() ? product.column : box * kBoxColumns);
+  }
   Value out0 = buffers.outputs[0];
   auto mTiles = [&](OpBuilder &b) {
     Value m = memref::DimOp::create(b, loc, out0, 0);
@@ -226,12 +252,16 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
             indexConst(b, loc, Tiles::m));
         Value col0 = arith::MulIOp::create(
             b, loc, arith::DivUIOp::create(b, loc, inGroup, rowsInGroup),
-            indexConst(b, loc, Tiles::n));
+            indexConst(b, loc, tileColumns));
+        SmallVector<Value, kBoxesB> boxCols;
+        for (int64_t offset : boxOffsets)
+          boxCols.push_back(
+              arith::AddIOp::create(b, loc, col0, indexConst(b, loc, offset)));
 
         Pipeline pipe;
         pipe.element = element;
         pipe.mapA = mapA;
-        pipe.mapB = mapB;
+        pipe.mapsB = mapsB;
         pipe.shared = gpu::DynamicSharedMemoryOp::create(
             b, loc,
             MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -266,11 +296,12 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
           // With K = 0 the operands are empty and have no tensor maps.
           if (kSteps > 0) {
             nvgpu::TmaPrefetchOp::create(b, loc, mapA, /*predicate=*/Value());
-            nvgpu::TmaPrefetchOp::create(b, loc, mapB, /*predicate=*/Value());
+            for (auto [buffer, map] : mapOfBuffer)
+              nvgpu::TmaPrefetchOp::create(b, loc, map, /*predicate=*/Value());
           }
           for (int64_t s = 0; s < std::min(Tiles::stages, kSteps); ++s)
             pipe.load(b, loc, indexConst(b, loc, s), indexConst(b, loc, s),
-                      row0, col0);
+                      row0, boxCols);
         }
         // The barriers' initialization is seen by every thread.
         gpu::BarrierOp::create(b, loc);
@@ -308,7 +339,7 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
               b, loc,
               nvgpu::WarpgroupMatrixDescriptorType::get(
                   context, sharedTile({Tiles::k, Tiles::n}, element)),
-              tileB, mapB);
+              tileB, mapsB.front());
           // Waits for all but this step's MMA (waitGroup = 1).
           Value next = nvgpu::WarpgroupMmaOp::create(
               b, loc, accumulatorType, descA, descB,
@@ -333,7 +364,7 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
             b.setInsertionPoint(reload.thenBlock()->getTerminator());
             Value previous = arith::RemUIOp::create(
                 b, loc, arith::SubIOp::create(b, loc, step, one), stages);
-            pipe.load(b, loc, previous, refillStep, row0, col0);
+            pipe.load(b, loc, previous, refillStep, row0, boxCols);
           }
           scf::YieldOp::create(b, loc, next);
         }
@@ -359,7 +390,7 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
 
         // The epilogue: vectors of `width` along N, a thread every
         // `threads` of them.
-        int64_t rowVectors = Tiles::n / width;
+        int64_t rowVectors = tileColumns / width;
         auto vectors = scf::ForOp::create(
             b, loc, ids.thread, indexConst(b, loc, Tiles::m * rowVectors),
             indexConst(b, loc, Tiles::threads));
@@ -381,15 +412,20 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
                                   indexConst(b, loc, nSize)));
         auto write = scf::IfOp::create(b, loc, inside);
         b.setInsertionPoint(write.thenBlock()->getTerminator());
-        Value product = vector::LoadOp::create(
-            b, loc, VectorType::get({width}, b.getF32Type()), staged,
-            ValueRange{r, c});
-        if (width == 1)
-          product = vector::ExtractOp::create(b, loc, product, 0);
-        // The product is rounded to its type, as the op defines it.
-        product = extendToF32(b, loc, roundTo(b, loc, product, element));
         PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
-        evaluator.known[matmul.getResult()] = product;
+        // A pair's second product is the tile's second box of columns.
+        for (auto [i, tiledProduct] : llvm::enumerate(tiled->products)) {
+          Value column = arith::AddIOp::create(
+              b, loc, c, indexConst(b, loc, i * kBoxColumns));
+          Value product = vector::LoadOp::create(
+              b, loc, VectorType::get({width}, b.getF32Type()), staged,
+              ValueRange{r, column});
+          if (width == 1)
+            product = vector::ExtractOp::create(b, loc, product, 0);
+          // The product is rounded to its type, as the op defines it.
+          product = extendToF32(b, loc, roundTo(b, loc, product, element));
+          evaluator.known[tiledProduct.value] = product;
+        }
         SmallVector<Value> index = {row, col};
         return evaluator.storeOutputs(buffers.outputs, index, width > 1);
       },

@@ -53,3 +53,58 @@ func.func @matmul_bias_gelu(%a: tensor<?x296xbf16>, %b: tensor<296x200xbf16>, %b
   %2 = fusion.gelu %1 : tensor<?x200xbf16>
   return %2 : tensor<?x200xbf16>
 }
+
+// A pair of products sharing A (the gated MLP): B's tile is a 64-column
+// box of each, one tensor map per weight, so each 256 x 128 accumulator
+// holds both products of 64 output columns (a grid of ceil(96 / 64) = 2
+// tiles per row of tiles); the epilogue reads the first at column c and the
+// second at c + 64 and writes only the gated result.
+// CHECK-LABEL: func.func @gated_pair
+// CHECK: %[[PA:.+]] = nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<128x64xbf16
+// CHECK: %[[PG:.+]] = nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<64x64xbf16
+// CHECK: %[[PU:.+]] = nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<64x64xbf16
+// CHECK: arith.muli %{{.+}}, %c2
+// CHECK: gpu.launch
+// CHECK: nvgpu.tma.prefetch.descriptor %[[PA]]
+// CHECK: nvgpu.tma.prefetch.descriptor %[[PG]]
+// CHECK: nvgpu.tma.prefetch.descriptor %[[PU]]
+// CHECK: nvgpu.tma.async.load %[[PG]]
+// CHECK: nvgpu.tma.async.load %[[PU]]
+// CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB}
+// CHECK: nvgpu.warpgroup.mma.store
+// CHECK: %[[C0:.+]] = arith.addi %[[C:.+]], %c0{{(_[0-9]+)?}} : index
+// CHECK-NEXT: vector.load %{{.+}}[%{{.+}}, %[[C0]]] : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: %[[C64:.+]] = arith.addi %[[C]], %c64{{(_[0-9]+)?}} : index
+// CHECK-NEXT: vector.load %{{.+}}[%{{.+}}, %[[C64]]] : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: math.exp
+// CHECK: vector.store {{.+}} vector<8xbf16>
+// CHECK-NOT: vector.store
+// CHECK: gpu.terminator
+func.func @gated_pair(%x: tensor<?x64xbf16>, %wg: tensor<64x96xbf16>, %wu: tensor<64x96xbf16>) -> tensor<?x96xbf16> {
+  %g = fusion.matmul %x, %wg : (tensor<?x64xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16>
+  %u = fusion.matmul %x, %wu : (tensor<?x64xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16>
+  %s = fusion.silu %g : tensor<?x96xbf16>
+  %0 = fusion.mul %s, %u : tensor<?x96xbf16>
+  return %0 : tensor<?x96xbf16>
+}
+
+// The halves of one product: one tensor map, the second box from the
+// slice's column offset on (96) past the tile's first column.
+// CHECK-LABEL: func.func @gated_halves
+// CHECK: nvgpu.tma.create.descriptor
+// CHECK: %[[PW:.+]] = nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<64x64xbf16
+// CHECK-NOT: nvgpu.tma.create.descriptor
+// CHECK: gpu.launch
+// CHECK: %[[COL:.+]] = arith.muli %{{.+}}, %c64
+// CHECK-DAG: %[[SECOND:.+]] = arith.addi %[[COL]], %c96
+// CHECK-DAG: %[[FIRST:.+]] = arith.addi %[[COL]], %c0
+// CHECK-DAG: nvgpu.tma.async.load %[[PW]][%[[SECOND]], %{{.+}}]
+// CHECK-DAG: nvgpu.tma.async.load %[[PW]][%[[FIRST]], %{{.+}}]
+func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tensor<?x96xbf16> {
+  %p = fusion.matmul %x, %w : (tensor<?x64xbf16>, tensor<64x192xbf16>) -> tensor<?x192xbf16>
+  %g = fusion.slice %p offsets = [0, 0] sizes = [-1, 96] strides = [1, 1] : tensor<?x192xbf16> -> tensor<?x96xbf16>
+  %u = fusion.slice %p offsets = [0, 96] sizes = [-1, 96] strides = [1, 1] : tensor<?x192xbf16> -> tensor<?x96xbf16>
+  %s = fusion.silu %g : tensor<?x96xbf16>
+  %0 = fusion.mul %s, %u : tensor<?x96xbf16>
+  return %0 : tensor<?x96xbf16>
+}

@@ -470,3 +470,70 @@ func.func @wgmma_refused(%a: tensor<64x32xbf16>, %b: tensor<32x20xbf16>) -> tens
   }
   return %0 : tensor<64x20xbf16>
 }
+
+// A pair of products sharing A (the gated MLP) runs on tensor cores as
+// two matmuls or two slices of one; the library cannot take it, so auto
+// plans it generated too. In f32 it runs on shared-memory tiles.
+// CHECK-LABEL: func @pair
+// CHECK: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1, 1]>
+// GENERATED-LABEL: func @pair
+// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1, 1]>
+// SM80-LABEL: func @pair
+// SM80: plan = #fusion.plan<matmul_tiles
+func.func @pair(%x: tensor<?x64xbf16>, %wg: tensor<64x96xbf16>, %wu: tensor<64x96xbf16>) -> tensor<?x96xbf16> {
+  %0 = fusion.kernel matmul (%x, %wg, %wu) : (tensor<?x64xbf16>, tensor<64x96xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16> {
+  ^bb0(%a: tensor<?x64xbf16>, %g: tensor<64x96xbf16>, %u: tensor<64x96xbf16>):
+    %pg = fusion.matmul %a, %g : (tensor<?x64xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16>
+    %pu = fusion.matmul %a, %u : (tensor<?x64xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16>
+    %s = fusion.silu %pg : tensor<?x96xbf16>
+    %r = fusion.mul %s, %pu : tensor<?x96xbf16>
+    fusion.yield %r : tensor<?x96xbf16>
+  }
+  return %0 : tensor<?x96xbf16>
+}
+
+// REMARK: remark: [plan] runs matmul_wgmma, not the library: [library-epilogue] a pair of products: a call computes one product and writes it whole
+// CHECK-LABEL: func @pair_halves
+// CHECK: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8
+// GENERATED-REMARK-NOT: pair_halves
+func.func @pair_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tensor<?x96xbf16> {
+  %0 = fusion.kernel matmul (%x, %w) : (tensor<?x64xbf16>, tensor<64x192xbf16>) -> tensor<?x96xbf16> {
+  ^bb0(%a: tensor<?x64xbf16>, %b: tensor<64x192xbf16>):
+    %p = fusion.matmul %a, %b : (tensor<?x64xbf16>, tensor<64x192xbf16>) -> tensor<?x192xbf16>
+    %g = fusion.slice %p offsets = [0, 0] sizes = [-1, 96] strides = [1, 1] : tensor<?x192xbf16> -> tensor<?x96xbf16>
+    %u = fusion.slice %p offsets = [0, 96] sizes = [-1, 96] strides = [1, 1] : tensor<?x192xbf16> -> tensor<?x96xbf16>
+    %s = fusion.silu %g : tensor<?x96xbf16>
+    %r = fusion.mul %s, %u : tensor<?x96xbf16>
+    fusion.yield %r : tensor<?x96xbf16>
+  }
+  return %0 : tensor<?x96xbf16>
+}
+
+// CHECK-LABEL: func @pair_f32
+// CHECK: plan = #fusion.plan<matmul_tiles, threads = 256, vector = 1
+// GENERATED-REMARK: remark: [plan] runs matmul_tiles: the operands must be bf16 or f16
+func.func @pair_f32(%x: tensor<8x16xf32>, %wg: tensor<16x24xf32>, %wu: tensor<16x24xf32>) -> tensor<8x24xf32> {
+  %0 = fusion.kernel matmul (%x, %wg, %wu) : (tensor<8x16xf32>, tensor<16x24xf32>, tensor<16x24xf32>) -> tensor<8x24xf32> {
+  ^bb0(%a: tensor<8x16xf32>, %g: tensor<16x24xf32>, %u: tensor<16x24xf32>):
+    %pg = fusion.matmul %a, %g : (tensor<8x16xf32>, tensor<16x24xf32>) -> tensor<8x24xf32>
+    %pu = fusion.matmul %a, %u : (tensor<8x16xf32>, tensor<16x24xf32>) -> tensor<8x24xf32>
+    %r = fusion.mul %pg, %pu : tensor<8x24xf32>
+    fusion.yield %r : tensor<8x24xf32>
+  }
+  return %0 : tensor<8x24xf32>
+}
+
+// A hand-written kernel reading its product transposed: no tile strategy
+// knows the product at another element, so it runs per element.
+// GENERATED-LABEL: func @product_read_transposed
+// GENERATED: plan = #fusion.plan<per_element
+func.func @product_read_transposed(%a: tensor<16x16xbf16>, %b: tensor<16x16xbf16>) -> tensor<16x16xbf16> {
+  %0 = fusion.kernel matmul (%a, %b) : (tensor<16x16xbf16>, tensor<16x16xbf16>) -> tensor<16x16xbf16> {
+  ^bb0(%x: tensor<16x16xbf16>, %y: tensor<16x16xbf16>):
+    %p = fusion.matmul %x, %y : (tensor<16x16xbf16>, tensor<16x16xbf16>) -> tensor<16x16xbf16>
+    %t = fusion.transpose %p permutation = [1, 0] : tensor<16x16xbf16> -> tensor<16x16xbf16>
+    %r = fusion.add %p, %t : tensor<16x16xbf16>
+    fusion.yield %r : tensor<16x16xbf16>
+  }
+  return %0 : tensor<16x16xbf16>
+}

@@ -43,7 +43,8 @@ for name, fn in modules["library"].functions.items():
         shapes = [tuple(size if d is None else d for d in t.shape) for t in fn.inputs]
         # Right-hand operands scaled by sqrt(3 / K): products of variance 1/3.
         inputs = [testing.random_input(rng, t, s, -1.0, 1.0) for t, s in zip(fn.inputs, shapes)]
-        inputs[1] = (np.asarray(inputs[1], np.float64) * (3 / max(1, shapes[1][-2])) ** 0.5).astype(fn.inputs[1].dtype)
+        for i in matmul_cases.right_operands(name):
+            inputs[i] = (np.asarray(inputs[i], np.float64) * (3 / max(1, shapes[i][-2])) ** 0.5).astype(fn.inputs[i].dtype)
         expected = matmul_cases.reference(name, *inputs)
         label = name if size is None else f"{name}[{size}]"
         results = {}

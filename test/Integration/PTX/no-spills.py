@@ -1,8 +1,9 @@
 # Every GPU benchmark workload (small shapes), fused and unfused, the
 # codegen cases (flat tails, cluster-split wide rows, tiled matmul with
-# epilogues) and 100 random fusion graphs (fused), compiled to PTX for sm_90
-# and assembled by ptxas -v: no kernel spills registers or has a
-# local-memory stack frame.
+# epilogues), the matmul cases (tensor-core tiles, gated pairs) and 100
+# random fusion graphs (fused), compiled to PTX for sm_90 (sm_90a where a
+# kernel uses wgmma) and assembled by ptxas -v: no kernel spills registers
+# or has a local-memory stack frame.
 #
 # REQUIRES: ptxas
 # RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
@@ -15,6 +16,7 @@ import sys
 build_dir, src_root, work_dir = sys.argv[1:4]
 sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
 import codegen_cases  # noqa: E402
+import matmul_cases  # noqa: E402
 import workloads  # noqa: E402
 from fusion import random_graphs  # noqa: E402
 
@@ -25,13 +27,17 @@ with open(source, "w") as f:
 cases = os.path.join(work_dir, "codegen_cases.mlir")
 with open(cases, "w") as f:
     f.write(codegen_cases.module())
+matmuls = os.path.join(work_dir, "matmul_cases.mlir")
+with open(matmuls, "w") as f:
+    f.write(matmul_cases.MODULE)
 graphs = os.path.join(work_dir, "graphs.mlir")
 with open(graphs, "w") as f:
     f.write("\n".join(random_graphs.random_graph(500000 + i).mlir for i in range(100)))
 ptxas = "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"
 
 failures, kernels = [], 0
-for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (graphs, "true")):
+for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (matmuls, "true"),
+                     (graphs, "true")):
     lowered = subprocess.run(
         [os.path.join(build_dir, "bin", "fusion-opt"), module,
          f"--fusion-to-nvvm=format=isa fuse={fuse} matmul-epilogue=any matmul-backend=generated"],
@@ -41,7 +47,8 @@ for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (grap
         path = os.path.join(work_dir, f"{name}.{fuse}.ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        result = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90", path, "-o", path + ".cubin"],
+        chip = re.search(r"^\.target (sm_\w+)", ptx, re.M).group(1)
+        result = subprocess.run([ptxas, "-v", "--gpu-name", chip, path, "-o", path + ".cubin"],
                                 capture_output=True, text=True)
         if result.returncode != 0:
             sys.exit(f"ptxas failed on {path}:\n{result.stdout}{result.stderr}")

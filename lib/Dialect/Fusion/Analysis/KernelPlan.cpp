@@ -379,40 +379,125 @@ inputsReadBy(ArrayRef<Value> roots, const DenseSet<Value> &known) {
   return inputs;
 }
 
-/// Whether the matmul_tiles strategy takes `kernel`: one matmul, no real
-/// reduction, and every output of the product's shape.
-static bool fitsMatmulTiles(KernelOp kernel) {
-  auto matmuls = kernel.getBodyBlock().getOps<MatmulOp>();
-  if (std::distance(matmuls.begin(), matmuls.end()) != 1 ||
-      llvm::any_of(kernel.getBodyBlock(),
-                   [](Operation &op) { return isRealReduction(&op); }))
-    return false;
-  ArrayRef<int64_t> product = shapeOf((*matmuls.begin()).getResult());
-  return llvm::all_of(kernel.getYield().getValues(),
-                      [&](Value v) { return shapeOf(v) == product; });
+std::optional<std::pair<SliceOp, SliceOp>>
+fusion::getPairSlices(Value product) {
+  ArrayRef<int64_t> shape = shapeOf(product);
+  if (shape.size() != 2)
+    return std::nullopt;
+  SmallVector<SliceOp, 2> slices;
+  for (Operation *user : product.getUsers()) {
+    auto slice = dyn_cast<SliceOp>(user);
+    if (!slice || slice.getX() != product)
+      return std::nullopt;
+    if (!llvm::is_contained(slices, slice))
+      slices.push_back(slice);
+  }
+  if (slices.size() != 2)
+    return std::nullopt;
+  for (SliceOp slice : slices) {
+    ArrayRef<int64_t> offsets = slice.getOffsets(), sizes = slice.getSizes(),
+                      strides = slice.getStrides();
+    bool wholeRows = offsets[0] == 0 && strides[0] == 1 &&
+                     (sizes[0] == -1 || sizes[0] == shape[0]);
+    if (!wholeRows || strides[1] != 1)
+      return std::nullopt;
+  }
+  auto [first, second] = std::make_pair(slices[0], slices[1]);
+  if (shapeOf(first.getResult()) != shapeOf(second.getResult()) ||
+      first.getOffsets()[1] == second.getOffsets()[1])
+    return std::nullopt;
+  return std::make_pair(first, second);
+}
+
+bool fusion::canPairProducts(MatmulOp first, MatmulOp second) {
+  return first != second && first.getType() == second.getType() &&
+         shapeOf(first.getResult()).size() == 2 &&
+         first.getA().getType() == second.getA().getType();
+}
+
+bool fusion::isReadPointwise(Value value, ArrayRef<int64_t> shape) {
+  SmallVector<Value> work = {value};
+  llvm::SmallPtrSet<Operation *, 8> visited;
+  while (!work.empty()) {
+    for (Operation *user : work.pop_back_val().getUsers()) {
+      if (isa<YieldOp>(user) || !visited.insert(user).second)
+        continue;
+      if (isa<SliceOp, TransposeOp, MatmulOp>(user) || isRealReduction(user) ||
+          llvm::any_of(user->getResults(),
+                       [&](Value r) { return shapeOf(r) != shape; }))
+        return false;
+      llvm::append_range(work, user->getResults());
+    }
+  }
+  return true;
+}
+
+FailureOr<TiledProducts> fusion::getTiledProducts(KernelOp kernel,
+                                                  std::string *why) {
+  auto fail = [&](const char *reason) -> FailureOr<TiledProducts> {
+    if (why)
+      *why = reason;
+    return failure();
+  };
+  Block &body = kernel.getBodyBlock();
+  if (llvm::any_of(body, [](Operation &op) { return isRealReduction(&op); }))
+    return fail("the tiles compute no reduction");
+  SmallVector<MatmulOp> matmuls = llvm::to_vector(body.getOps<MatmulOp>());
+  TiledProducts tiled;
+  if (matmuls.size() == 1) {
+    MatmulOp matmul = matmuls.front();
+    if (auto slices = getPairSlices(matmul.getResult())) {
+      for (SliceOp slice : {slices->first, slices->second})
+        tiled.products.push_back(
+            {matmul, slice.getResult(), slice.getOffsets()[1]});
+    } else {
+      tiled.products.push_back({matmul, matmul.getResult(), 0});
+    }
+  } else if (matmuls.size() == 2 && matmuls[0].getA() == matmuls[1].getA() &&
+             canPairProducts(matmuls[0], matmuls[1])) {
+    for (MatmulOp matmul : matmuls)
+      tiled.products.push_back({matmul, matmul.getResult(), 0});
+  } else {
+    return fail("the tiles compute one matmul, or a pair sharing A");
+  }
+  tiled.shape = llvm::to_vector(shapeOf(tiled.products.front().value));
+  if (!llvm::all_of(kernel.getYield().getValues(), [&](Value v) {
+        return shapeOf(v) == ArrayRef<int64_t>(tiled.shape);
+      }))
+    return fail("every output of the tiles has the product's shape");
+  // The strategies know the products at the tile's point only.
+  for (const TiledProducts::Product &product : tiled.products)
+    if (!isReadPointwise(product.value, tiled.shape))
+      return fail("the epilogue reads the product at other elements (a "
+                  "slice, transpose or reduction of it)");
+  return tiled;
 }
 
 std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
   if (!target.warpgroupMma)
     return "warpgroup MMA needs sm_90 (" + target.chip + " has none)";
-  if (!fitsMatmulTiles(kernel))
-    return "the tiles need one matmul whose shape every output has, and no "
-           "reduction";
-  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
-  // TMA reads the operands from the kernel's input buffers as they are.
-  if (!isa<BlockArgument>(matmul.getA()) || !isa<BlockArgument>(matmul.getB()))
-    return "both operands must be kernel inputs (no prologue yet)";
-  ArrayRef<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
-  if (a.size() != 2 || b.size() != 2)
-    return "the operands must be matrices (no batch dimensions yet)";
-  Type element = getElementTypeOrSelf(matmul.getA().getType());
-  if (!element.isBF16() && !element.isF16())
-    return "the operands must be bf16 or f16";
-  // A TMA tensor's rows start on 16-byte boundaries.
-  if (ShapedType::isDynamic(a[1]) || a[1] % 8 != 0)
-    return "K must be a static multiple of 8";
-  if (ShapedType::isDynamic(b[1]) || b[1] % 8 != 0)
-    return "N must be a static multiple of 8";
+  std::string why;
+  FailureOr<TiledProducts> tiled = getTiledProducts(kernel, &why);
+  if (failed(tiled))
+    return why;
+  for (const TiledProducts::Product &product : tiled->products) {
+    MatmulOp matmul = product.matmul;
+    // TMA reads the operands from the kernel's input buffers as they are.
+    if (!isa<BlockArgument>(matmul.getA()) ||
+        !isa<BlockArgument>(matmul.getB()))
+      return "both operands must be kernel inputs (no prologue yet)";
+    ArrayRef<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
+    if (a.size() != 2 || b.size() != 2)
+      return "the operands must be matrices (no batch dimensions yet)";
+    Type element = getElementTypeOrSelf(matmul.getA().getType());
+    if (!element.isBF16() && !element.isF16())
+      return "the operands must be bf16 or f16";
+    // A TMA tensor's rows start on 16-byte boundaries.
+    if (ShapedType::isDynamic(a[1]) || a[1] % 8 != 0)
+      return "K must be a static multiple of 8";
+    if (ShapedType::isDynamic(b[1]) || b[1] % 8 != 0)
+      return "N must be a static multiple of 8";
+  }
   return "";
 }
 
@@ -648,12 +733,11 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
                   std::min<int64_t>(
                       8, getInnermostVectorWidth(kernel, options.target, n)));
     }
-    if (fitsMatmulTiles(kernel)) {
+    if (succeeded(getTiledProducts(kernel, &reason))) {
       if (fallbackReason)
         *fallbackReason = noWgmma;
       return plan(KernelStrategy::matmul_tiles, 256, 1);
     }
-    reason = "tiles need one matmul whose shape every output has";
     break;
   }
   case KernelKind::elementwise: {
@@ -802,9 +886,8 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     return "";
   }
   case KernelStrategy::matmul_tiles: {
-    if (!fitsMatmulTiles(kernel))
-      return "tiles need one matmul whose shape every output has, and no "
-             "reduction";
+    if (failed(getTiledProducts(kernel, &message)))
+      return message;
     if (plan.getThreads() != 256 || plan.getVector() != 1)
       return "tiles run 16 x 16 threads with scalar accesses (threads = "
              "256, vector = 1)";

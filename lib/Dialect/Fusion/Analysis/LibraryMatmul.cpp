@@ -2,6 +2,7 @@
 
 #include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
 
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/Analysis/Traffic.h"
 
 using namespace mlir;
@@ -131,6 +132,10 @@ FailureOr<LibraryMatmul> fusion::matchLibraryMatmul(KernelOp kernel,
       *reason = why;
     return failure();
   };
+  FailureOr<TiledProducts> tiled = getTiledProducts(kernel);
+  if (succeeded(tiled) && tiled->isPair())
+    return fail("[library-epilogue] a pair of products: a call computes one "
+                "product and writes it whole");
   Block &body = kernel.getBodyBlock();
   auto isInput = [&](Value v) {
     return isa<BlockArgument>(v) && v.getParentBlock() == &body;

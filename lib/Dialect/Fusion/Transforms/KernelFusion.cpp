@@ -440,6 +440,77 @@ void KernelFuser::fuseLibraryOperandLayouts() {
   }
 }
 
+/// The consumer's block argument bound to `value`, a result of a kernel it
+/// reads.
+static BlockArgument getArgumentFor(KernelOp consumer, Value value) {
+  for (auto [arg, input] :
+       llvm::zip(consumer.getBodyBlock().getArguments(), consumer.getInputs()))
+    if (input == value)
+      return arg;
+  return {};
+}
+
+/// The matmul of a kernel that computes a product and nothing else.
+static MatmulOp getBareProduct(KernelOp kernel) {
+  auto ops = computeOps(kernel);
+  if (llvm::range_size(ops) != 1 || kernel->getNumResults() != 1)
+    return {};
+  auto matmul = dyn_cast<MatmulOp>(*ops.begin());
+  if (!matmul || kernel.getYield().getValues()[0] != matmul.getResult())
+    return {};
+  return matmul;
+}
+
+/// Whether `consumer` reads the product of `producer` (a bare matmul kernel
+/// read by nobody else) only through the two column slices of a pair, every
+/// output of their shape: merged, the tiles compute both halves side by
+/// side (TiledProducts).
+static bool isReadAsSlicedPair(KernelOp producer, KernelOp consumer) {
+  if (!getBareProduct(producer) ||
+      !llvm::all_of(producer->getUsers(), [&](Operation *user) {
+        return user == consumer.getOperation();
+      }))
+    return false;
+  std::optional<std::pair<SliceOp, SliceOp>> slices =
+      getPairSlices(getArgumentFor(consumer, producer.getResult(0)));
+  if (!slices)
+    return false;
+  ArrayRef<int64_t> half = shapeOf(slices->first.getResult());
+  return llvm::all_of(consumer.getResultTypes(),
+                      [&](Type type) {
+                        return cast<RankedTensorType>(type).getShape() == half;
+                      }) &&
+         isReadPointwise(slices->first.getResult(), half) &&
+         isReadPointwise(slices->second.getResult(), half);
+}
+
+/// Why two matmul kernels, the consumer combining its product with the
+/// producer's, cannot be one kernel computing both products side by side
+/// (TiledProducts); empty when they can.
+static std::string explainProductPairEdge(KernelOp producer,
+                                          KernelOp consumer) {
+  FailureOr<TiledProducts> first = getTiledProducts(producer);
+  FailureOr<TiledProducts> second = getTiledProducts(consumer);
+  if (failed(first) || failed(second) || first->isPair() || second->isPair())
+    return "[matmul-pair] only two single products, every output of their "
+           "shape, are computed as a pair";
+  MatmulOp a = first->products[0].matmul, b = second->products[0].matmul;
+  auto outerLeft = [](KernelOp kernel, MatmulOp matmul) -> Value {
+    auto arg = dyn_cast<BlockArgument>(matmul.getA());
+    return arg ? kernel.getInputs()[arg.getArgNumber()] : Value();
+  };
+  Value left = outerLeft(producer, a);
+  if (!left || left != outerLeft(consumer, b))
+    return "[matmul-pair] the products do not share their left operand";
+  if (!canPairProducts(a, b))
+    return "[matmul-pair] a pair is two 2-D products of one type";
+  for (Value result : resultsUsedBy(producer, consumer))
+    if (!isReadPointwise(getArgumentFor(consumer, result), second->shape))
+      return "[epilogue] the consumer reads the product at other elements "
+             "(a slice, transpose or reduction of it)";
+  return "";
+}
+
 std::string KernelFuser::explainLibraryEpilogueEdge(KernelOp producer,
                                                     KernelOp consumer) {
   std::string reason;
@@ -467,7 +538,8 @@ FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
                                             std::string &reason) {
   KernelKind p = producer.getKind(), c = consumer.getKind();
   if (p == KernelKind::matmul || c == KernelKind::matmul) {
-    if (p != KernelKind::matmul || c != KernelKind::elementwise) {
+    bool pair = p == KernelKind::matmul && c == KernelKind::matmul;
+    if (p != KernelKind::matmul || (c != KernelKind::elementwise && !pair)) {
       reason = "[matmul-boundary] matmul is a fusion boundary";
       return failure();
     }
@@ -483,11 +555,26 @@ FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
     case MatmulEpilogue::any:
       break;
     }
+    if (pair) {
+      reason = explainProductPairEdge(producer, consumer);
+      if (!reason.empty())
+        return failure();
+      return KernelKind::matmul;
+    }
+    if (isReadAsSlicedPair(producer, consumer))
+      return KernelKind::matmul;
     ArrayRef<int64_t> tile = shapeOf(producer.getResult(0));
     for (Type type : consumer.getResultTypes())
       if (!sameShape(cast<RankedTensorType>(type).getShape(), tile)) {
         reason = "[shape] an epilogue must produce the matmul's shape " +
-                 shapeStr(tile);
+                 shapeStr(tile) +
+                 " (or be a pair: two column slices of the product)";
+        return failure();
+      }
+    for (Value result : resultsUsedBy(producer, consumer))
+      if (!isReadPointwise(getArgumentFor(consumer, result), tile)) {
+        reason = "[epilogue] the consumer reads the product at other elements "
+                 "(a slice, transpose or reduction of it)";
         return failure();
       }
     return KernelKind::matmul;
@@ -686,7 +773,10 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
   // Recomputing in every consumer: each reads the producer's inputs it does
   // not read yet, and the producer disappears.
   bool duplicate = false;
-  if (allKernelsAccept && consumers.size() > 1 &&
+  // A product is never computed twice: its FLOPs cost more than the bytes
+  // recomputing saves.
+  bool hasMatmul = !producer.getBodyBlock().getOps<MatmulOp>().empty();
+  if (allKernelsAccept && consumers.size() > 1 && !hasMatmul &&
       countOps(producer) <= options.maxRecomputeOps) {
     int64_t delta = -inputBytes - outputBytes;
     for (auto [consumer, kind] : consumers) {

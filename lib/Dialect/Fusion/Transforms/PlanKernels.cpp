@@ -49,6 +49,17 @@ struct PlanKernelsPass : fusion::impl::FusionPlanKernelsBase<PlanKernelsPass> {
         return WalkResult::interrupt();
       }
       kernel.setPlanAttr(plan);
+      // Under auto, a matmul kernel the library does not take is generated:
+      // say what the library lacks.
+      if (emitRemarks && kernel.getKind() == KernelKind::matmul &&
+          matmulBackend == MatmulBackend::automatic &&
+          plan.getStrategy() != KernelStrategy::library_matmul) {
+        std::string reason;
+        (void)matchLibraryMatmul(kernel, &reason);
+        kernel.emitRemark("[plan] runs ")
+            << stringifyKernelStrategy(plan.getStrategy())
+            << ", not the library: " << reason;
+      }
       if (emitRemarks && !fallback.empty() &&
           (plan.getStrategy() == KernelStrategy::per_element ||
            plan.getStrategy() == KernelStrategy::matmul_tiles))

@@ -135,6 +135,50 @@ int64_t getInnermostVectorWidth(KernelOp kernel, const GpuTarget &target,
 /// time is a multiple of it, else elements.
 int64_t getDynamicRowVectorWidth(KernelOp kernel, const GpuTarget &target);
 
+/// The products the tiles of a matmul strategy compute, and where the
+/// epilogue reads them: one product, every output of its shape; or a pair of
+/// products sharing the left operand, multiplied side by side in each tile so
+/// that the epilogue combines them and neither reaches memory (the gated MLP,
+/// `silu(x @ Wg) * (x @ Wu)`). A pair is two matmuls of one left operand, or
+/// two column slices of one product (the halves of `x @ [Wg Wu]`); every
+/// output then has the shape of one of the pair.
+struct TiledProducts {
+  struct Product {
+    MatmulOp matmul;
+    /// What the epilogue reads: the matmul's result, or a slice of it.
+    Value value;
+    /// The value's first column in the matmul's result (and its B).
+    int64_t column = 0;
+  };
+  SmallVector<Product, 2> products;
+  /// Every output's shape.
+  SmallVector<int64_t> shape;
+
+  bool isPair() const { return products.size() == 2; }
+};
+
+/// Whether every use of `value` (transitively, to the kernel's outputs)
+/// reads it at the element being computed: ops whose results all have
+/// `shape`, no slice, transpose, matmul or reduction. The tile strategies
+/// know a product only at the tile's own point.
+bool isReadPointwise(Value value, ArrayRef<int64_t> shape);
+
+/// The products of a matmul kernel that a tile strategy computes; failure
+/// for a kernel of other structure (a reduction, more matmuls, outputs of
+/// other shapes, a pair of unequal or batched products, a product read at
+/// other elements), with `why` said.
+FailureOr<TiledProducts> getTiledProducts(KernelOp kernel,
+                                          std::string *why = nullptr);
+
+/// The two column slices of `product` through which it is read, when it is
+/// read only through two (rows whole, columns at stride 1, of one width, not
+/// the same columns): the sliced spelling of a pair.
+std::optional<std::pair<SliceOp, SliceOp>> getPairSlices(Value product);
+
+/// Whether two matmuls can be a pair in one kernel when their left operands
+/// are the same value: 2-D products of one type.
+bool canPairProducts(MatmulOp first, MatmulOp second);
+
 /// The tiles of the `matmul_wgmma` strategy: a block of `warpgroups`
 /// warpgroups per output tile of `m` x `n`, each warpgroup `m / warpgroups`
 /// of its rows, along K in steps of `k` through `stages` shared-memory
