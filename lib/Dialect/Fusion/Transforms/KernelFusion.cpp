@@ -349,11 +349,12 @@ void KernelFuser::outline() {
       op.erase();
 }
 
-/// The consumer's block argument bound to `producer`'s single result.
-static BlockArgument getArgumentFrom(KernelOp consumer, KernelOp producer) {
+/// The consumer's block argument bound to `value`, a result of a kernel it
+/// reads.
+static BlockArgument getArgumentFor(KernelOp consumer, Value value) {
   for (auto [arg, input] :
        llvm::zip(consumer.getBodyBlock().getArguments(), consumer.getInputs()))
-    if (input.getDefiningOp() == producer.getOperation())
+    if (input == value)
       return arg;
   return {};
 }
@@ -393,7 +394,7 @@ void KernelFuser::fuseLibraryEpilogues() {
           countOps(consumer) != 1)
         break;
       Operation *op = &*computeOps(consumer).begin();
-      BlockArgument current = getArgumentFrom(consumer, kernel);
+      BlockArgument current = getArgumentFor(consumer, kernel.getResult(0));
       if (!current || !llvm::is_contained(op->getOperands(), current) ||
           !epilogue
                .extend(op, current,
@@ -438,16 +439,6 @@ void KernelFuser::fuseLibraryOperandLayouts() {
         kernel = mergeKernels(producer, kernel, KernelKind::matmul);
     }
   }
-}
-
-/// The consumer's block argument bound to `value`, a result of a kernel it
-/// reads.
-static BlockArgument getArgumentFor(KernelOp consumer, Value value) {
-  for (auto [arg, input] :
-       llvm::zip(consumer.getBodyBlock().getArguments(), consumer.getInputs()))
-    if (input == value)
-      return arg;
-  return {};
 }
 
 /// The matmul of a kernel that computes a product and nothing else.
@@ -517,7 +508,7 @@ std::string KernelFuser::explainLibraryEpilogueEdge(KernelOp producer,
   FailureOr<LibraryMatmul> match = matchLibraryMatmul(producer, &reason);
   if (failed(match))
     return reason;
-  BlockArgument current = getArgumentFrom(consumer, producer);
+  BlockArgument current = getArgumentFor(consumer, producer.getResult(0));
   if (!current || producer->getNumResults() != 1 ||
       !producer->getResult(0).hasOneUse() || !current.hasOneUse())
     return "[library-epilogue] the product has several users; the library "
