@@ -41,6 +41,23 @@ func.func @wgmma_long_k_f16(%a: tensor<?x1024xf16>, %b: tensor<1024x256xf16>) ->
   %2 = fusion.relu %1 : tensor<?x256xf16>
   return %2 : tensor<?x256xf16>
 }
+// At most 64 rows (decode) the generated kernel splits K over blocks, the
+// last block of a tile summing their partial products before the
+// epilogue: K = 1100 is 18 steps of 64 (the last one partial) in 4 ranges
+// of 4 or 5 steps; at a static 16 rows K = 2048 is 8 ranges of 4 steps.
+func.func @splitk_gelu_residual_bf16(%a: tensor<?x1100xbf16>, %b: tensor<1100x392xbf16>, %bias: tensor<392xbf16>, %r: tensor<?x392xbf16>) -> tensor<?x392xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x1100xbf16>, tensor<1100x392xbf16>) -> tensor<?x392xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x392xbf16>, tensor<392xbf16>) -> tensor<?x392xbf16>
+  %2 = fusion.gelu %1 : tensor<?x392xbf16>
+  %3 = fusion.add %2, %r : tensor<?x392xbf16>
+  return %3 : tensor<?x392xbf16>
+}
+func.func @splitk_static_f16(%a: tensor<16x2048xf16>, %b: tensor<2048x256xf16>, %bias: tensor<256xf16>) -> tensor<16x256xf16> {
+  %0 = fusion.matmul %a, %b : (tensor<16x2048xf16>, tensor<2048x256xf16>) -> tensor<16x256xf16>
+  %1 = fusion.add %0, %bias : (tensor<16x256xf16>, tensor<256xf16>) -> tensor<16x256xf16>
+  %2 = fusion.relu %1 : tensor<16x256xf16>
+  return %2 : tensor<16x256xf16>
+}
 // Gated pairs, silu(x @ Wg) * (x @ Wu), one kernel with matmul-epilogue=any
 // (the tiles hold both products): as two products of one x (200 columns a
 // product: three 64-wide tiles and a partial one; K = 136 ragged), as the
@@ -48,6 +65,13 @@ func.func @wgmma_long_k_f16(%a: tensor<?x1024xf16>, %b: tensor<1024x256xf16>) ->
 func.func @gated_pair_bf16(%x: tensor<?x136xbf16>, %wg: tensor<136x200xbf16>, %wu: tensor<136x200xbf16>) -> tensor<?x200xbf16> {
   %g = fusion.matmul %x, %wg : (tensor<?x136xbf16>, tensor<136x200xbf16>) -> tensor<?x200xbf16>
   %u = fusion.matmul %x, %wu : (tensor<?x136xbf16>, tensor<136x200xbf16>) -> tensor<?x200xbf16>
+  %s = fusion.silu %g : tensor<?x200xbf16>
+  %0 = fusion.mul %s, %u : tensor<?x200xbf16>
+  return %0 : tensor<?x200xbf16>
+}
+func.func @gated_pair_decode_bf16(%x: tensor<?x520xbf16>, %wg: tensor<520x200xbf16>, %wu: tensor<520x200xbf16>) -> tensor<?x200xbf16> {
+  %g = fusion.matmul %x, %wg : (tensor<?x520xbf16>, tensor<520x200xbf16>) -> tensor<?x200xbf16>
+  %u = fusion.matmul %x, %wu : (tensor<?x520xbf16>, tensor<520x200xbf16>) -> tensor<?x200xbf16>
   %s = fusion.silu %g : tensor<?x200xbf16>
   %0 = fusion.mul %s, %u : tensor<?x200xbf16>
   return %0 : tensor<?x200xbf16>
@@ -188,14 +212,17 @@ DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "dynamic_k_relu_f32": [0, 1, 37], "linear_wt_bias_bf16": [1, 70],
            "scores_f32": [1, 50], "wgmma_ragged_bf16": [0, 1, 130, 300],
            "wgmma_long_k_f16": [7, 256], "gated_pair_bf16": [1, 130, 300],
-           "gated_halves_f16": [0, 5, 257]}
+           "gated_halves_f16": [0, 5, 257],
+           "splitk_gelu_residual_bf16": [1, 13, 64, 65],
+           "gated_pair_decode_bf16": [1, 16, 64, 100]}
 
 
 def right_operands(name):
     """The inputs that are right-hand matmul operands ([K, N]): the checks
     scale them by sqrt(3 / K)."""
     return {"mlp_block": (3, 4), "gated_pair_bf16": (1, 2),
-            "gated_pair_f32": (1, 2)}.get(name, (1,))
+            "gated_pair_f32": (1, 2),
+            "gated_pair_decode_bf16": (1, 2)}.get(name, (1,))
 
 
 def module():
@@ -290,6 +317,8 @@ def reference(name, *xs, ops=NumpyOps):
         "wgmma_ragged_bf16": lambda: [gelu_erf(ops.round_bf16(product + x[2])) + x[3],
                                       product + x[2]],
         "wgmma_long_k_f16": lambda: [ops.relu(0.5 * product)],
+        "splitk_gelu_residual_bf16": lambda: [gelu_erf(ops.round_bf16(product + x[2])) + x[3]],
+        "splitk_static_f16": lambda: [ops.relu(product + x[2])],
         "two_outputs_bf16": lambda: [ops.exp(ops.round_bf16(product + x[2])),
                                      ops.tanh(ops.round_bf16(product + x[2]))],
     }[name]()

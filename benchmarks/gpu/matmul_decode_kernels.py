@@ -2,7 +2,9 @@
 """The GPU time of each kernel of the MLP block at 16 tokens (decode), for
 Fusion and for torch's matmuls at the same shapes: run under
 `ncu --profile-from-start off --metrics gpu__time_duration.sum --csv`; the
-profiled region is one call of each after warm-up."""
+profiled region is one call of each after warm-up.
+
+    python3 matmul_decode_kernels.py [STEM]   (default matmul_bench.fused)"""
 
 import os
 import sys
@@ -14,7 +16,8 @@ sys.path.insert(0, here)
 from fusion import cuda  # noqa: E402
 import matmul_bench  # noqa: E402
 
-module = cuda.load(os.path.join(here, "matmul_bench.fused.so"))
+stem = sys.argv[1] if len(sys.argv) > 1 else "matmul_bench.fused"
+module = cuda.load(os.path.join(here, stem + ".so"))
 fn = module.functions["mlp_block"]
 xs = matmul_bench.inputs_for(fn, "mlp_block", 16)
 outs = fn(*xs)

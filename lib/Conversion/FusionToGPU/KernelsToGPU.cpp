@@ -69,16 +69,6 @@ static MemRefType bufferType(Type tensorType) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
-/// A fresh asynchronous token, and a host wait on one.
-static Value startToken(OpBuilder &b, Location loc) {
-  return gpu::WaitOp::create(b, loc, gpu::AsyncTokenType::get(b.getContext()),
-                             ValueRange{})
-      .getAsyncToken();
-}
-static void waitFor(OpBuilder &b, Location loc, Value token) {
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
-}
-
 /// A device buffer holding `constant`'s value, copied from a host global
 /// made for it (as bufferization does for a constant on the CPU path).
 static Value copyConstantToDevice(OpBuilder &b, ConstantOp constant) {

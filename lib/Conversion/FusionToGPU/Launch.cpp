@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -91,6 +92,71 @@ LogicalResult codegen::emitLaunch(
     return failure();
   gpu::TerminatorOp::create(b, loc);
   return success();
+}
+
+Value codegen::startToken(OpBuilder &b, Location loc) {
+  return gpu::WaitOp::create(b, loc, gpu::AsyncTokenType::get(b.getContext()),
+                             ValueRange{})
+      .getAsyncToken();
+}
+
+void codegen::waitFor(OpBuilder &b, Location loc, Value token) {
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
+Value codegen::allocateScratch(OpBuilder &b, Location loc, Type element,
+                               Value count, bool zeroed) {
+  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
+  auto alloc = gpu::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, element), tokenType,
+      ValueRange{startToken(b, loc)}, ValueRange{count}, ValueRange{});
+  waitFor(b, loc, alloc.getAsyncToken());
+  Value buffer = alloc.getMemref();
+  if (zeroed)
+    waitFor(b, loc,
+            gpu::MemsetOp::create(
+                b, loc, tokenType, ValueRange{startToken(b, loc)}, buffer,
+                arith::ConstantOp::create(b, loc, b.getZeroAttr(element)))
+                .getAsyncToken());
+  return buffer;
+}
+
+void codegen::releaseScratch(OpBuilder &b, Location loc, Value buffer) {
+  waitFor(b, loc,
+          gpu::DeallocOp::create(b, loc,
+                                 gpu::AsyncTokenType::get(b.getContext()),
+                                 ValueRange{startToken(b, loc)}, buffer)
+              .getAsyncToken());
+}
+
+Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
+                            Value index, Value slot, Value counts,
+                            Value last) {
+  auto fence = [&] {
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+  };
+  fence();
+  gpu::BarrierOp::create(b, loc);
+  Value zero = indexConst(b, loc, 0);
+  {
+    auto count = scf::IfOp::create(b, loc, counts);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(count.thenBlock()->getTerminator());
+    Value before = memref::AtomicRMWOp::create(
+        b, loc, arith::AtomicRMWKind::addi,
+        arith::ConstantIntOp::create(b, loc, 1, 32), arrivals,
+        ValueRange{index});
+    memref::StoreOp::create(b, loc, before, slot, ValueRange{zero});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value isLast = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      memref::LoadOp::create(b, loc, slot, ValueRange{zero}), last);
+  auto acquire = scf::IfOp::create(b, loc, isLast);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(acquire.thenBlock()->getTerminator());
+  fence();
+  return isLast;
 }
 
 void codegen::store(OpBuilder &b, Location loc, Value value, Value buffer,

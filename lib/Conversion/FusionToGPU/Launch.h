@@ -55,6 +55,30 @@ emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
            TypeRange shared = {}, int64_t clusterBlocks = 0,
            int64_t dynamicShared = 0, StringRef nameSuffix = "");
 
+/// A fresh asynchronous token for a host-side gpu op (the runtime orders
+/// every gpu op on the function's stream), and a host wait on one.
+Value startToken(OpBuilder &b, Location loc);
+void waitFor(OpBuilder &b, Location loc, Value token);
+
+/// A 1-D device buffer of `count` elements for the launches that follow on
+/// the host (a workspace), zeroed when `zeroed`; stream-ordered, like the
+/// launches.
+Value allocateScratch(OpBuilder &b, Location loc, Type element, Value count,
+                      bool zeroed);
+/// Frees a buffer of allocateScratch after the launches that use it.
+void releaseScratch(OpBuilder &b, Location loc, Value buffer);
+
+/// In a launch, once the block's stores to a workspace are done: counts
+/// the block's arrival on `arrivals[index]` (an i32 counter in global
+/// memory) from the threads where `counts` holds (one a block), through
+/// the shared i32 word `slot`, and returns whether this block arrived last
+/// (the count before it equals `last`, i32), the same in every thread. The
+/// stores are visible device-wide before the count, and the last block's
+/// later loads see every block's stores (PTX fence.acq_rel.gpu on both
+/// sides of the count).
+Value countArrival(OpBuilder &b, Location loc, Value arrivals, Value index,
+                   Value slot, Value counts, Value last);
+
 /// The alignment of a vector access of `width` elements that starts on a
 /// multiple of `width` in a buffer whose rows are multiples of `width`
 /// (what the strategies ensure): up to 16 bytes, so that loads and stores

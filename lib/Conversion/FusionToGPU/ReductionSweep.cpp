@@ -8,7 +8,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -291,41 +290,21 @@ void ReductionSweep::finishGroup(OpBuilder &b, const SweepSpace &s,
       storePartial(b, total, workspace->partials,
                    partialOffset(b, s, group, ordinal, range, lane));
   });
-  // The partials are visible device-wide before the arrival is counted,
-  // and the block that counts last sees every block's partials (PTX
-  // fence.acq_rel.gpu on both sides of the count).
-  auto fence = [&] {
-    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
-  };
-  fence();
-  gpu::BarrierOp::create(b, loc);
   Value zero = indexConst(b, loc, 0);
-  Value arrival = shared[1];
-  inIf(arith::AndIOp::create(
-           b, loc, exists,
-           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
-                                 zero)),
-       [&] {
-         Value before = memref::AtomicRMWOp::create(
-             b, loc, arith::AtomicRMWKind::addi,
-             arith::ConstantIntOp::create(b, loc, 1, 32), workspace->arrivals,
-             ValueRange{group});
-         memref::StoreOp::create(b, loc, before, arrival, ValueRange{zero});
-       });
-  gpu::BarrierOp::create(b, loc);
   Value lastRange = arith::IndexCastOp::create(
       b, loc, b.getI32Type(),
       arith::SubIOp::create(b, loc, s.ranges, indexConst(b, loc, 1)));
   Value isLast = arith::AndIOp::create(
       b, loc, exists,
-      arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          memref::LoadOp::create(b, loc, arrival, ValueRange{zero}),
-          lastRange));
+      countArrival(b, loc, workspace->arrivals, group, shared[1],
+                   arith::AndIOp::create(
+                       b, loc, exists,
+                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             thread, zero)),
+                   lastRange));
   // Every block runs the fold, the others over no ranges: barriers inside
   // a branch ptxas cannot prove uniform made it spill (convergence state
   // to local memory).
-  inIf(isLast, [&] { fence(); });
   {
     // The last block's threads take ranges rowThread, rowThread +
     // rowThreads, ..., kUnrolledRanges a step (independent loads in
@@ -391,31 +370,12 @@ LogicalResult ReductionSweep::emit(OpBuilder &b) {
                                 indexConst(b, loc, shape.reductions.size())),
           s->ranges),
       indexConst(b, loc, groupStride()));
-  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
-  auto wait = [&](Value token) {
-    gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
-  };
-  auto start = [&] {
-    return gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
-        .getAsyncToken();
-  };
-  auto allocate = [&](Type element, Value count) {
-    auto alloc = gpu::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, element), tokenType,
-        ValueRange{start()}, ValueRange{count}, ValueRange{});
-    wait(alloc.getAsyncToken());
-    return alloc.getMemref();
-  };
-  SweepWorkspace workspace{allocate(b.getF32Type(), size),
-                           allocate(b.getI32Type(), groups)};
-  wait(gpu::MemsetOp::create(b, loc, tokenType, ValueRange{start()},
-                             workspace.arrivals,
-                             arith::ConstantIntOp::create(b, loc, 0, 32))
-           .getAsyncToken());
+  SweepWorkspace workspace{
+      allocateScratch(b, loc, b.getF32Type(), size, /*zeroed=*/false),
+      allocateScratch(b, loc, b.getI32Type(), groups, /*zeroed=*/true)};
   if (failed(emitPartials(b, &workspace)))
     return failure();
   for (Value buffer : {workspace.partials, workspace.arrivals})
-    wait(gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start()}, buffer)
-             .getAsyncToken());
+    releaseScratch(b, loc, buffer);
   return success();
 }

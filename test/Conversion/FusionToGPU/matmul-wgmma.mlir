@@ -4,13 +4,13 @@
 // map of each operand, in boxes of 128 x 64 (A, a warpgroup's rows) and
 // 64 x 64 (B, 128 bytes wide), 128-byte swizzled, zeros past the edges;
 // a block of two warpgroups per 256 x 128 tile with 192 KiB of stages
-// (and 1 KiB to align them).
+// (and 1 KiB to align them, 16 bytes for a split K's arrival count).
 // CHECK-LABEL: func.func @matmul_bias_gelu
 // CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 // CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 // CHECK: gpu.launch
 // CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
-// CHECK-SAME: dynamic_shared_memory_size %c197632_i32
+// CHECK-SAME: dynamic_shared_memory_size %c197648_i32
 // Four stage barriers, initialized by thread 0, which also issues the
 // first four steps' loads: both warpgroups' rows of A, two boxes of B.
 // CHECK: %[[BARS:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
@@ -47,11 +47,11 @@
 // CHECK: vector.load %{{.+}} : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
 // CHECK: math.erf
 // CHECK: vector.store {{.+}} vector<8xbf16>
-func.func @matmul_bias_gelu(%a: tensor<?x296xbf16>, %b: tensor<296x200xbf16>, %bias: tensor<200xbf16>) -> tensor<?x200xbf16> {
-  %0 = fusion.matmul %a, %b : (tensor<?x296xbf16>, tensor<296x200xbf16>) -> tensor<?x200xbf16>
-  %1 = fusion.add %0, %bias : (tensor<?x200xbf16>, tensor<200xbf16>) -> tensor<?x200xbf16>
-  %2 = fusion.gelu %1 : tensor<?x200xbf16>
-  return %2 : tensor<?x200xbf16>
+func.func @matmul_bias_gelu(%a: tensor<300x296xbf16>, %b: tensor<296x200xbf16>, %bias: tensor<200xbf16>) -> tensor<300x200xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<300x296xbf16>, tensor<296x200xbf16>) -> tensor<300x200xbf16>
+  %1 = fusion.add %0, %bias : (tensor<300x200xbf16>, tensor<200xbf16>) -> tensor<300x200xbf16>
+  %2 = fusion.gelu %1 : tensor<300x200xbf16>
+  return %2 : tensor<300x200xbf16>
 }
 
 // A pair of products sharing A (the gated MLP): B's tile is a 64-column
@@ -95,9 +95,8 @@ func.func @gated_pair(%x: tensor<?x64xbf16>, %wg: tensor<64x96xbf16>, %wu: tenso
 // CHECK: %[[PW:.+]] = nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<64x64xbf16
 // CHECK-NOT: nvgpu.tma.create.descriptor
 // CHECK: gpu.launch
-// CHECK: %[[COL:.+]] = arith.muli %{{.+}}, %c64
-// CHECK-DAG: %[[SECOND:.+]] = arith.addi %[[COL]], %c96
-// CHECK-DAG: %[[FIRST:.+]] = arith.addi %[[COL]], %c0
+// CHECK: %[[SECOND:.+]] = arith.addi %[[COL:.+]], %c96
+// CHECK: %[[FIRST:.+]] = arith.addi %[[COL]], %c0
 // CHECK-DAG: nvgpu.tma.async.load %[[PW]][%[[SECOND]], %{{.+}}]
 // CHECK-DAG: nvgpu.tma.async.load %[[PW]][%[[FIRST]], %{{.+}}]
 func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tensor<?x96xbf16> {
@@ -107,4 +106,54 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
   %s = fusion.silu %g : tensor<?x96xbf16>
   %0 = fusion.mul %s, %u : tensor<?x96xbf16>
   return %0 : tensor<?x96xbf16>
+}
+
+// At most 64 rows (decode), K in ranges over blocks: with M dynamic the
+// host picks the kernel from M. The few-row kernel is a warpgroup per
+// 64 x 256 tile (160 KiB of stages); K = 1024 is 16 steps, in 4 ranges (the
+// plan's split), a block each. Each block stores its partial tile in a
+// workspace (f32) and counts its arrival; the tile's last block sums the
+// four partials in range order, then runs the epilogue.
+// CHECK-LABEL: func.func @decode_relu
+// CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0
+// CHECK-DAG: %[[AT_MOST_64:.+]] = arith.cmpi ule, %[[ROWS]], %c64
+// CHECK-DAG: %[[SOME:.+]] = arith.cmpi ugt, %[[ROWS]], %c0
+// CHECK: %[[FEW:.+]] = arith.andi %[[SOME]], %[[AT_MOST_64]]
+// CHECK: scf.if %[[FEW]] {
+// CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async {{.+}} : memref<?xf32>
+// CHECK: %[[ARRIVALS:.+]], %{{.+}} = gpu.alloc async {{.+}} : memref<?xi32>
+// CHECK: gpu.memset async {{.+}} %[[ARRIVALS]], %c0_i32
+// CHECK: nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<64x64xbf16
+// CHECK: %[[BLOCKS:.+]] = arith.muli %{{.+}}, %c4
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c128
+// CHECK-SAME: dynamic_shared_memory_size %c164880_i32
+// CHECK-SAME: function(@decode_relu_k0_few_rows)
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c40960
+// CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<64x64xbf16, {{.+}}>>, <tensor = memref<64x256xbf16, {{.+}}>>
+// CHECK: nvgpu.warpgroup.mma.store
+// CHECK: vector.load %{{.+}} : memref<64x256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %[[PARTIALS]][%{{.+}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
+// CHECK: %[[LAST:.+]] = arith.cmpi eq, %{{.+}}, %c3_i32
+// CHECK: scf.if %[[LAST]] {
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
+// CHECK: arith.select %[[LAST]]
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.load %[[PARTIALS]]
+// CHECK: arith.maximumf
+// CHECK: vector.store {{.+}} vector<8xbf16>
+// CHECK: gpu.terminator
+// CHECK: gpu.dealloc async {{.+}} %[[PARTIALS]]
+// CHECK: gpu.dealloc async {{.+}} %[[ARRIVALS]]
+// CHECK: } else {
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
+// CHECK-SAME: function(@decode_relu_k0)
+func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x1024xbf16>, tensor<1024x256xbf16>) -> tensor<?x256xbf16>
+  %1 = fusion.relu %0 : tensor<?x256xbf16>
+  return %1 : tensor<?x256xbf16>
 }

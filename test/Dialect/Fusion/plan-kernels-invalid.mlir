@@ -114,3 +114,16 @@ func.func @plan_columns_dependent(%x: tensor<64x32xf32>) -> tensor<1x32xf32> {
   }
   return %0 : tensor<1x32xf32>
 }
+
+// -----
+
+// K = 128 is two steps of 64: at most two ranges.
+func.func @plan_wgmma_split(%a: tensor<16x128xbf16>, %b: tensor<128x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{plan does not fit: matmul_wgmma splits K in at most 16 ranges of at least one step (2 steps of 64 here)}}
+  %0 = fusion.kernel matmul (%a, %b) {plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, split = 3, passes = [1, 1]>} : (tensor<16x128xbf16>, tensor<128x64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%x: tensor<16x128xbf16>, %y: tensor<128x64xbf16>):
+    %p = fusion.matmul %x, %y : (tensor<16x128xbf16>, tensor<128x64xbf16>) -> tensor<16x64xbf16>
+    fusion.yield %p : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
+}

@@ -56,6 +56,16 @@ static constexpr int64_t kColumnThreads = 256;
 static constexpr int64_t kColumnBlocksPerSM = 4;
 static constexpr int64_t kMinColumnRows = 8;
 static constexpr int64_t kMaxColumnSplit = 1024;
+/// matmul_wgmma's few-row kernel runs one wave: K is split as far as the
+/// blocks still fit on the multiprocessors at one each (each holds one),
+/// no further. A block streams B at about 50 GB/s, so a wave of 64 or more
+/// reads at close to copy bandwidth, while a second, partial wave runs at
+/// the speed of its few blocks, and each range more is a partial tile to
+/// write and sum (H200, 2026-12-01, decode's down projection, 16 tiles of
+/// 256 columns: 4 ranges 27.1 us, 8 27.7, 9 35.0 (two waves), 16 32.8; the
+/// up projection's pair, 86 tiles: 1 range 46.6-47.4 us, 2 52.6-54.2, 3
+/// 51.6-53.0). A range is at least kMinFewRowSteps steps of K.
+static constexpr int64_t kMinFewRowSteps = 4;
 
 /// The real reductions of `kernel` in order: at least one, and no matmul
 /// (`what` names the kernel in the reason).
@@ -501,6 +511,33 @@ std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
   return "";
 }
 
+int64_t fusion::getWgmmaTileColumns(const TiledProducts &tiled,
+                                    const WgmmaTiles &tiles) {
+  return tiles.n / static_cast<int64_t>(tiled.products.size());
+}
+
+/// Steps of `kWgmmaTiles.k` along K of a kernel matmul_wgmma runs.
+static int64_t getWgmmaKSteps(KernelOp kernel) {
+  MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
+  return llvm::divideCeil(shapeOf(matmul.getA())[1], kWgmmaTiles.k);
+}
+
+/// The few-row kernel's K ranges: as many as keep its tiles' blocks to one
+/// a multiprocessor, each range at least kMinFewRowSteps steps long. 1
+/// where M is known to be more than kWgmmaFewRows (no few-row kernel).
+static int64_t planWgmmaSplit(KernelOp kernel, const GpuTarget &target) {
+  FailureOr<TiledProducts> tiled = getTiledProducts(kernel);
+  int64_t m = tiled->shape[0];
+  if (!ShapedType::isDynamic(m) && m > kWgmmaFewRows)
+    return 1;
+  int64_t tiles = llvm::divideCeil(
+      tiled->shape[1], getWgmmaTileColumns(*tiled, kWgmmaFewRowTiles));
+  int64_t split = target.multiprocessors / std::max<int64_t>(1, tiles);
+  int64_t maxSplit =
+      std::min(getWgmmaKSteps(kernel) / kMinFewRowSteps, kMaxWgmmaSplit);
+  return std::clamp<int64_t>(split, 1, std::max<int64_t>(1, maxSplit));
+}
+
 /// Whether the elementwise strategy takes `kernel`: outputs of one type
 /// (one index space) and no reduction or matmul.
 static bool fitsElementwise(KernelOp kernel) {
@@ -729,9 +766,12 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
     if (noWgmma.empty()) {
       // The epilogue reads and writes vectors along N.
       int64_t n = shapeOf(kernel.getYield().getValues().front()).back();
-      return plan(KernelStrategy::matmul_wgmma, WgmmaTiles::threads,
-                  std::min<int64_t>(
-                      8, getInnermostVectorWidth(kernel, options.target, n)));
+      return KernelPlanAttr::get(
+          context, KernelStrategy::matmul_wgmma, kWgmmaTiles.threads(),
+          std::min<int64_t>(8,
+                            getInnermostVectorWidth(kernel, options.target, n)),
+          RowStorage::none, /*cluster=*/1, once,
+          planWgmmaSplit(kernel, options.target));
     }
     if (succeeded(getTiledProducts(kernel, &reason))) {
       if (fallbackReason)
@@ -875,10 +915,17 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     if (!message.empty())
       return message;
     int64_t n = shapeOf(kernel.getYield().getValues().front()).back();
-    if (plan.getThreads() != WgmmaTiles::threads)
-      return "matmul_wgmma runs " + std::to_string(WgmmaTiles::warpgroups) +
-             " warpgroups (threads = " + std::to_string(WgmmaTiles::threads) +
+    if (plan.getThreads() != kWgmmaTiles.threads())
+      return "matmul_wgmma runs " + std::to_string(kWgmmaTiles.warpgroups) +
+             " warpgroups (threads = " + std::to_string(kWgmmaTiles.threads()) +
              ")";
+    int64_t kSteps = getWgmmaKSteps(kernel);
+    if (plan.getSplit() > kMaxWgmmaSplit ||
+        plan.getSplit() > std::max<int64_t>(1, kSteps))
+      return "matmul_wgmma splits K in at most " +
+             std::to_string(kMaxWgmmaSplit) + " ranges of at least one step (" +
+             std::to_string(kSteps) + " steps of " +
+             std::to_string(kWgmmaTiles.k) + " here)";
     if (plan.getVector() > 8 ||
         getInnermostVectorWidth(kernel, target, n) % plan.getVector() != 0)
       return "the epilogue's vectors must divide N and every input's "

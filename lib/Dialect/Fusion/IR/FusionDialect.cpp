@@ -82,9 +82,11 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a plan's row is registers or streamed for rows and "
                           "cluster_rows, none otherwise";
   if (split < 1 || (split > 1 && strategy != KernelStrategy::columns &&
-                    strategy != KernelStrategy::split_reduction))
+                    strategy != KernelStrategy::split_reduction &&
+                    strategy != KernelStrategy::matmul_wgmma))
     return emitError() << "a plan's split is at least 1, and 1 for every "
-                          "strategy but columns and split_reduction, got "
+                          "strategy but columns, split_reduction and "
+                          "matmul_wgmma, got "
                        << split << " for " << stringifyKernelStrategy(strategy);
   if (llvm::any_of(passes, [](int64_t p) { return p < 1; }))
     return emitError() << "a plan reads each input at least once";

@@ -179,15 +179,33 @@ std::optional<std::pair<SliceOp, SliceOp>> getPairSlices(Value product);
 /// are the same value: 2-D products of one type.
 bool canPairProducts(MatmulOp first, MatmulOp second);
 
-/// The tiles of the `matmul_wgmma` strategy: a block of `warpgroups`
+/// The tiles of a `matmul_wgmma` kernel: a block of `warpgroups`
 /// warpgroups per output tile of `m` x `n`, each warpgroup `m / warpgroups`
 /// of its rows, along K in steps of `k` through `stages` shared-memory
-/// stages (192 KiB). 64 bf16 or f16 elements are one 128-byte swizzled row,
-/// the widest a TMA box with 128-byte swizzling takes.
+/// stages. 64 bf16 or f16 elements are one 128-byte swizzled row, the
+/// widest a TMA box with 128-byte swizzling takes. A pair of products
+/// (TiledProducts) holds half of a tile's columns of each.
 struct WgmmaTiles {
-  static constexpr int64_t m = 256, n = 128, k = 64, stages = 4,
-                           warpgroups = 2, threads = 128 * warpgroups;
+  int64_t m, n, k, stages, warpgroups;
+  constexpr int64_t threads() const { return 128 * warpgroups; }
 };
+/// Many rows: two warpgroups per 256 x 128 tile, 4 stages (192 KiB).
+inline constexpr WgmmaTiles kWgmmaTiles{256, 128, 64, 4, 2};
+/// At most `kWgmmaFewRows` rows (token-by-token decoding), where the
+/// weights' bytes bound the time, not the FLOPs: one warpgroup per 64 x 256
+/// tile (B read 512 bytes of a row at a time, 256 of each product of a
+/// pair), K cut into the plan's `split` ranges, a block each, so that every
+/// multiprocessor streams B; 4 stages (160 KiB).
+inline constexpr WgmmaTiles kWgmmaFewRowTiles{64, 256, 64, 4, 1};
+inline constexpr int64_t kWgmmaFewRows = kWgmmaFewRowTiles.m;
+/// Most K ranges of the few-row kernel (the last block of a tile sums
+/// that many partial tiles).
+inline constexpr int64_t kMaxWgmmaSplit = 16;
+
+/// Output columns of a `matmul_wgmma` tile of `tiles`: a pair's tile holds
+/// half of them of each product.
+int64_t getWgmmaTileColumns(const TiledProducts &tiled,
+                            const WgmmaTiles &tiles);
 
 /// Why the `matmul_wgmma` strategy cannot run `kernel` on `target`; empty
 /// when it can: one 2-D product of bf16 or f16 kernel inputs whose rows are

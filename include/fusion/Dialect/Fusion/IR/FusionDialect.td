@@ -131,8 +131,9 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       element, reductions as loops), `matmul_tiles` (shared-memory tiles
       of the product), `matmul_wgmma` (Hopper tensor cores: TMA loads
       into swizzled shared memory, an mbarrier pipeline, warpgroup MMA,
-      the epilogue on the accumulator; tiles of 128 x 128 x 64, 4 stages,
-      one warpgroup), `library_matmul` (a cuBLASLt call), `columns`
+      the epilogue on the accumulator; tiles of 256 x 128 x 64, 4 stages,
+      two warpgroups, and for at most 64 rows tiles of 64 x 128 x 64, one
+      warpgroup, K split over blocks), `library_matmul` (a cuBLASLt call), `columns`
       (reductions that keep the innermost axis: blocks of vector columns,
       their threads spread over the reduced rows), `split_reduction`
       (reductions over the innermost axis with few outputs: blocks per
@@ -146,8 +147,10 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
     - `cluster`: blocks per row (`cluster_rows`), else 1.
     - `split`: blocks sharing each output's reduction (`columns`,
       `split_reduction`), each over its own range of elements, the last
-      block of each output to finish folding their partials; 1 (the
-      default, not printed) otherwise.
+      block of each output to finish folding their partials; for
+      `matmul_wgmma`, the K ranges of the kernel for at most 64 rows, the
+      last block of each tile summing their products and running the
+      epilogue; 1 (the default, not printed) otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
       row is streamed: then once per pass that reaches it, a pass per
       reduction but an online softmax-like sum, which shares its max's,
