@@ -41,7 +41,7 @@ func.func @wgmma_long_k_f16(%a: tensor<?x1024xf16>, %b: tensor<1024x256xf16>) ->
   %2 = fusion.relu %1 : tensor<?x256xf16>
   return %2 : tensor<?x256xf16>
 }
-// At most 64 rows (decode) the generated kernel splits K over blocks, the
+// At most 256 rows (decode) the generated kernel splits K over blocks, the
 // last block of a tile summing their partial products before the
 // epilogue: K = 1100 is 18 steps of 64 (the last one partial) in 4 ranges
 // of 4 or 5 steps; at a static 16 rows K = 2048 is 8 ranges of 4 steps.

@@ -12,8 +12,9 @@
 // memory to the epilogue, which evaluates the kernel's outputs on them as
 // vectors along N, masked at the edges of M and N, and stores each output once.
 //
-// Many rows run 256 x 128 tiles of two warpgroups. At most 64 rows (decode)
-// the weights' bytes bound the time: 64 x 256 tiles of one warpgroup, K cut
+// Many rows run 256 x 128 tiles of two warpgroups. At most 256 rows
+// (decode, small batches) the weights' bytes weigh more than the FLOPs:
+// 64 x 256 tiles of one warpgroup, K cut
 // into the plan's `split` ranges, a block each, so that enough blocks stream
 // B at once. Each block stores its partial tile in a workspace and counts
 // its arrival; the tile's last block sums the partials in range order (the

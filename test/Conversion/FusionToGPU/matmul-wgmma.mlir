@@ -108,7 +108,7 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
   return %0 : tensor<?x96xbf16>
 }
 
-// At most 64 rows (decode), K in ranges over blocks: with M dynamic the
+// At most 256 rows (decode), K in ranges over blocks: with M dynamic the
 // host picks the kernel from M. The few-row kernel is a warpgroup per
 // 64 x 256 tile (160 KiB of stages); K = 1024 is 16 steps, in 4 ranges (the
 // plan's split), a block each. Each block stores its partial tile in a
@@ -116,9 +116,9 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
 // four partials in range order, then runs the epilogue.
 // CHECK-LABEL: func.func @decode_relu
 // CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0
-// CHECK-DAG: %[[AT_MOST_64:.+]] = arith.cmpi ule, %[[ROWS]], %c64
+// CHECK-DAG: %[[AT_MOST_256:.+]] = arith.cmpi ule, %[[ROWS]], %c256
 // CHECK-DAG: %[[SOME:.+]] = arith.cmpi ugt, %[[ROWS]], %c0
-// CHECK: %[[FEW:.+]] = arith.andi %[[SOME]], %[[AT_MOST_64]]
+// CHECK: %[[FEW:.+]] = arith.andi %[[SOME]], %[[AT_MOST_256]]
 // CHECK: scf.if %[[FEW]] {
 // CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async {{.+}} : memref<?xf32>
 // CHECK: %[[ARRIVALS:.+]], %{{.+}} = gpu.alloc async {{.+}} : memref<?xi32>

@@ -471,13 +471,15 @@ func.func @wgmma_refused(%a: tensor<64x32xbf16>, %b: tensor<32x20xbf16>) -> tens
   return %0 : tensor<64x20xbf16>
 }
 
-// At most 64 rows, matmul_wgmma splits K over blocks, as far as they still
+// At most 256 rows, matmul_wgmma splits K over blocks, as far as they still
 // fit on the H200's 132 multiprocessors at one each, in ranges of at least
 // 4 steps of 64. Decode's down projection (11008 -> 4096: 16 tiles of 256
 // columns, 172 steps) takes 8 (128 blocks); with M dynamic the plan holds
 // the split for the rows that take it. 16 x 1024 -> 256 (1 tile, 16 steps)
 // is cut in 4; the up projection's pair (86 tiles of 128 columns of each
-// product) fills one wave unsplit; more than 64 rows are never split.
+// product) fills one wave unsplit; 130 static rows are 3 tiles of 64 rows
+// of 1024 -> 256 (split 44, at most 4); more than 256 rows are never
+// split.
 // GENERATED-LABEL: func @split_decode_down
 // GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1, 1]>
 func.func @split_decode_down(%a: tensor<?x11008xbf16>, %b: tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
@@ -512,15 +514,25 @@ func.func @split_decode_pair(%a: tensor<?x4096xbf16>, %w: tensor<4096x22016xbf16
   }
   return %0 : tensor<?x11008xbf16>
 }
+// GENERATED-LABEL: func @split_static_row_tiles
+// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, split = 4, passes = [1, 1]>
+func.func @split_static_row_tiles(%a: tensor<130x1024xbf16>, %b: tensor<1024x256xbf16>) -> tensor<130x256xbf16> {
+  %0 = fusion.kernel matmul (%a, %b) : (tensor<130x1024xbf16>, tensor<1024x256xbf16>) -> tensor<130x256xbf16> {
+  ^bb0(%x: tensor<130x1024xbf16>, %y: tensor<1024x256xbf16>):
+    %p = fusion.matmul %x, %y : (tensor<130x1024xbf16>, tensor<1024x256xbf16>) -> tensor<130x256xbf16>
+    fusion.yield %p : tensor<130x256xbf16>
+  }
+  return %0 : tensor<130x256xbf16>
+}
 // GENERATED-LABEL: func @split_many_rows
 // GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1]>
-func.func @split_many_rows(%a: tensor<65x1024xbf16>, %b: tensor<1024x256xbf16>) -> tensor<65x256xbf16> {
-  %0 = fusion.kernel matmul (%a, %b) : (tensor<65x1024xbf16>, tensor<1024x256xbf16>) -> tensor<65x256xbf16> {
-  ^bb0(%x: tensor<65x1024xbf16>, %y: tensor<1024x256xbf16>):
-    %p = fusion.matmul %x, %y : (tensor<65x1024xbf16>, tensor<1024x256xbf16>) -> tensor<65x256xbf16>
-    fusion.yield %p : tensor<65x256xbf16>
+func.func @split_many_rows(%a: tensor<257x1024xbf16>, %b: tensor<1024x256xbf16>) -> tensor<257x256xbf16> {
+  %0 = fusion.kernel matmul (%a, %b) : (tensor<257x1024xbf16>, tensor<1024x256xbf16>) -> tensor<257x256xbf16> {
+  ^bb0(%x: tensor<257x1024xbf16>, %y: tensor<1024x256xbf16>):
+    %p = fusion.matmul %x, %y : (tensor<257x1024xbf16>, tensor<1024x256xbf16>) -> tensor<257x256xbf16>
+    fusion.yield %p : tensor<257x256xbf16>
   }
-  return %0 : tensor<65x256xbf16>
+  return %0 : tensor<257x256xbf16>
 }
 
 // A pair of products sharing A (the gated MLP) runs on tensor cores as

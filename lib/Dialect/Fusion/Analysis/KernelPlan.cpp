@@ -530,8 +530,15 @@ static int64_t planWgmmaSplit(KernelOp kernel, const GpuTarget &target) {
   int64_t m = tiled->shape[0];
   if (!ShapedType::isDynamic(m) && m > kWgmmaFewRows)
     return 1;
-  int64_t tiles = llvm::divideCeil(
-      tiled->shape[1], getWgmmaTileColumns(*tiled, kWgmmaFewRowTiles));
+  // A dynamic M is taken to be one tile of rows (decode).
+  int64_t rowTiles =
+      ShapedType::isDynamic(m)
+          ? 1
+          : std::max<int64_t>(1, llvm::divideCeil(m, kWgmmaFewRowTiles.m));
+  int64_t tiles =
+      rowTiles *
+      llvm::divideCeil(tiled->shape[1],
+                       getWgmmaTileColumns(*tiled, kWgmmaFewRowTiles));
   int64_t split = target.multiprocessors / std::max<int64_t>(1, tiles);
   int64_t maxSplit =
       std::min(getWgmmaKSteps(kernel) / kMinFewRowSteps, kMaxWgmmaSplit);

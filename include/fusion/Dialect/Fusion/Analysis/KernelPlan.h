@@ -191,13 +191,16 @@ struct WgmmaTiles {
 };
 /// Many rows: two warpgroups per 256 x 128 tile, 4 stages (192 KiB).
 inline constexpr WgmmaTiles kWgmmaTiles{256, 128, 64, 4, 2};
-/// At most `kWgmmaFewRows` rows (token-by-token decoding), where the
-/// weights' bytes bound the time, not the FLOPs: one warpgroup per 64 x 256
-/// tile (B read 512 bytes of a row at a time, 256 of each product of a
-/// pair), K cut into the plan's `split` ranges, a block each, so that every
-/// multiprocessor streams B; 4 stages (160 KiB).
+/// Few rows (decoding, small batches), where the weights' bytes bound the
+/// time more than the FLOPs: one warpgroup per 64 x 256 tile (B read 512
+/// bytes of a row at a time, 256 of each product of a pair), K cut into the
+/// plan's `split` ranges, a block each, so that every multiprocessor
+/// streams B; 4 stages (160 KiB).
 inline constexpr WgmmaTiles kWgmmaFewRowTiles{64, 256, 64, 4, 1};
-inline constexpr int64_t kWgmmaFewRows = kWgmmaFewRowTiles.m;
+/// Most rows the few-row tiles take: up to 256 they beat one 256-row tile
+/// (H200, 2026-12-01, the MLP block generated: 65 rows 0.230 -> 0.128 ms,
+/// 128 0.216 -> 0.138, 192 0.218 -> 0.154, 256 0.214 -> 0.189).
+inline constexpr int64_t kWgmmaFewRows = 4 * kWgmmaFewRowTiles.m;
 /// Most K ranges of the few-row kernel (the last block of a tile sums
 /// that many partial tiles).
 inline constexpr int64_t kMaxWgmmaSplit = 16;

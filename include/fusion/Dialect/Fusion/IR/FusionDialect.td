@@ -132,7 +132,7 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       of the product), `matmul_wgmma` (Hopper tensor cores: TMA loads
       into swizzled shared memory, an mbarrier pipeline, warpgroup MMA,
       the epilogue on the accumulator; tiles of 256 x 128 x 64, 4 stages,
-      two warpgroups, and for at most 64 rows tiles of 64 x 256 x 64, one
+      two warpgroups, and for at most 256 rows tiles of 64 x 256 x 64, one
       warpgroup, K split over blocks), `library_matmul` (a cuBLASLt call), `columns`
       (reductions that keep the innermost axis: blocks of vector columns,
       their threads spread over the reduced rows), `split_reduction`
@@ -148,7 +148,7 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
     - `split`: blocks sharing each output's reduction (`columns`,
       `split_reduction`), each over its own range of elements, the last
       block of each output to finish folding their partials; for
-      `matmul_wgmma`, the K ranges of the kernel for at most 64 rows, the
+      `matmul_wgmma`, the K ranges of the kernel for at most 256 rows, the
       last block of each tile summing their products and running the
       epilogue; 1 (the default, not printed) otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
