@@ -42,3 +42,19 @@ func.func @gated_halves(%x: tensor<4096x4096xbf16>, %w: tensor<4096x22016xbf16>)
   %0 = fusion.mul %s, %u : tensor<4096x11008xbf16>
   return %0 : tensor<4096x11008xbf16>
 }
+// Prologues (matmul-epilogue=any): autocast's converts of f32 activations
+// and weights, and a scale along K of the activations (as SmoothQuant
+// folds into them), at 4096 and at 16 rows; the generated kernels apply
+// them as they load the tiles, the library backend runs them as kernels of
+// their own.
+func.func @autocast_linear(%x: tensor<?x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<?x4096xbf16> {
+  %xb = fusion.convert %x : tensor<?x4096xf32> to tensor<?x4096xbf16>
+  %wb = fusion.convert %w : tensor<4096x4096xf32> to tensor<4096x4096xbf16>
+  %0 = fusion.matmul %xb, %wb : (tensor<?x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+func.func @scaled_linear(%x: tensor<?x4096xbf16>, %s: tensor<4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<?x4096xbf16> {
+  %xs = fusion.mul %x, %s : (tensor<?x4096xbf16>, tensor<4096xbf16>) -> tensor<?x4096xbf16>
+  %0 = fusion.matmul %xs, %w : (tensor<?x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}

@@ -12,7 +12,13 @@ row (MLP block at 16 tokens) also gives the host time per call: 1000
 calls timed with a host clock (the larger of host and GPU time), and the
 median of 50 single calls each started with the GPU idle (the host's own
 time). Prints a table last and writes
-matmul_bench.json into $OUT."""
+matmul_bench.json into $OUT.
+
+    python3 matmul_bench.py [PROGRAM...]
+
+times only the programs named (e.g. `autocast_linear`), and
+FUSION_BENCH_GENERATED=STEM takes the generated variant from STEM.so (a
+build from before a codegen change), writing matmul_bench.STEM.json."""
 
 import json
 import os
@@ -39,6 +45,11 @@ def mlp_block(x, r, w, w_up, w_down):
     return s, (F.silu(gate) * value) @ w_down
 
 
+def autocast_linear(x, w):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        return x @ w
+
+
 def gated_halves(x, w):
     gate, value = (x @ w).chunk(2, -1)
     return F.silu(gate) * value
@@ -52,6 +63,8 @@ EAGER = {
     "gated_pair": lambda x, wg, wu: F.silu(x @ wg) * (x @ wu),
     "gated_halves": gated_halves,
     "mlp_block": mlp_block,
+    "autocast_linear": autocast_linear,
+    "scaled_linear": lambda x, s, w: (x * s) @ w,
 }
 
 # name, function in the bench module, dynamic size, FLOPs.
@@ -64,15 +77,21 @@ PROGRAMS = [
     ("gated_halves", "gated_halves", None, 2 * 4096 * 4096 * 22016),
     ("mlp_block[4096]", "mlp_block", 4096, 2 * 4096 * 4096 * 22016 + 2 * 4096 * 11008 * 4096),
     ("mlp_block[16]", "mlp_block", 16, 2 * 16 * 4096 * 22016 + 2 * 16 * 11008 * 4096),
+    ("autocast_linear[4096]", "autocast_linear", 4096, 2 * 4096 ** 3),
+    ("autocast_linear[16]", "autocast_linear", 16, 2 * 16 * 4096 ** 2),
+    ("scaled_linear[4096]", "scaled_linear", 4096, 2 * 4096 ** 3),
+    ("scaled_linear[16]", "scaled_linear", 16, 2 * 16 * 4096 ** 2),
 ]
 
 
 def inputs_for(fn, name, size):
-    right = {"mlp_block": (3, 4), "gated_pair": (1, 2)}.get(name, (1,))
+    right = {"mlp_block": (3, 4), "gated_pair": (1, 2),
+             "scaled_linear": (2,)}.get(name, (1,))
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
     xs = []
     for i, t in enumerate(fn.inputs):
         shape = [size if d is None else d for d in t.shape]
-        x = torch.empty(shape, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+        x = torch.empty(shape, device="cuda", dtype=dtypes[t.element]).uniform_(-1, 1)
         if i in right:
             x *= (3 / max(1, shape[-2])) ** 0.5
         xs.append(x)
@@ -107,10 +126,14 @@ def host_us_idle(f, calls=50):
 
 def main():
     module = cuda.load(os.path.join(here, "matmul_bench.fused.so"))
-    generated = cuda.load(os.path.join(here, "matmul_bench.fused.generated.so"))
+    generated_stem = os.environ.get("FUSION_BENCH_GENERATED", "matmul_bench.fused.generated")
+    generated = cuda.load(os.path.join(here, generated_stem + ".so"))
+    only = set(sys.argv[1:])
     auto_any = cuda.load(os.path.join(here, "matmul_bench.fused.auto_any.so"))
     rows, results = [], []
     for label, name, size, flops in PROGRAMS:
+        if only and name not in only:
+            continue
         fn = module.functions[name]
         xs = inputs_for(fn, name, size)
         outs = fn(*xs)
@@ -124,7 +147,7 @@ def main():
         times["torch.compile"] = median_ms(lambda: compiled(*xs))
         entry = dict(program=label, flops=flops, ms=times,
                      tflops={k: flops / v / 1e9 for k, v in times.items()})
-        if size == 16:
+        if label == "mlp_block[16]":
             entry["host_us_per_call"] = {
                 "fusion": host_us_per_call(lambda: fn(*xs, outputs=outs)),
                 "fusion_as_called": host_us_per_call(lambda: fn(*xs)),
@@ -147,7 +170,9 @@ def main():
             rows.append(f"{'':24} host us, GPU idle  " + "  ".join(
                 f"{k} {v:7.1f}" for k, v in entry["host_us_idle"].items()))
     out_dir = os.environ.get("OUT", ".")
-    with open(os.path.join(out_dir, "matmul_bench.json"), "w") as f:
+    json_name = ("matmul_bench.json" if generated_stem == "matmul_bench.fused.generated"
+                 else f"matmul_bench.{generated_stem}.json")
+    with open(os.path.join(out_dir, json_name), "w") as f:
         json.dump(dict(device=torch.cuda.get_device_name(), results=results), f, indent=1)
     print(torch.cuda.get_device_name())
     print("\n".join(rows))

@@ -43,10 +43,10 @@ func.func @wgmma_long_k_f16(%a: tensor<?x1024xf16>, %b: tensor<1024x256xf16>) ->
 }
 // At most 256 rows (decode) the generated kernel splits K over blocks, the
 // last block of a tile summing their partial products before the
-// epilogue: K = 1100 is 18 steps of 64 (the last one partial) in 4 ranges
+// epilogue: K = 1096 is 18 steps of 64 (the last one partial) in 4 ranges
 // of 4 or 5 steps; at a static 16 rows K = 2048 is 8 ranges of 4 steps.
-func.func @splitk_gelu_residual_bf16(%a: tensor<?x1100xbf16>, %b: tensor<1100x392xbf16>, %bias: tensor<392xbf16>, %r: tensor<?x392xbf16>) -> tensor<?x392xbf16> {
-  %0 = fusion.matmul %a, %b : (tensor<?x1100xbf16>, tensor<1100x392xbf16>) -> tensor<?x392xbf16>
+func.func @splitk_gelu_residual_bf16(%a: tensor<?x1096xbf16>, %b: tensor<1096x392xbf16>, %bias: tensor<392xbf16>, %r: tensor<?x392xbf16>) -> tensor<?x392xbf16> {
+  %0 = fusion.matmul %a, %b : (tensor<?x1096xbf16>, tensor<1096x392xbf16>) -> tensor<?x392xbf16>
   %1 = fusion.add %0, %bias : (tensor<?x392xbf16>, tensor<392xbf16>) -> tensor<?x392xbf16>
   %2 = fusion.gelu %1 : tensor<?x392xbf16>
   %3 = fusion.add %2, %r : tensor<?x392xbf16>
@@ -83,6 +83,33 @@ func.func @gated_halves_f16(%x: tensor<?x264xf16>, %w: tensor<264x400xf16>) -> t
   %s = fusion.silu %g : tensor<?x200xf16>
   %0 = fusion.mul %s, %u : tensor<?x200xf16>
   return %0 : tensor<?x200xf16>
+}
+// Prologues (matmul-epilogue=any): elementwise math on an operand, which
+// the generated kernels apply as they load its tiles and never write.
+// Autocast's converts of f32 activations and weights (both operands: no
+// TMA at all; K = 264 ragged, N = 392 a partial tile); scales along K of
+// both operands (a vector per column of A, per row of B) over K = 1096 (a
+// split K at few rows); a scale per row of the shared x of a gated pair.
+func.func @prologue_autocast_bf16(%x: tensor<?x264xf32>, %w: tensor<264x392xf32>, %bias: tensor<392xbf16>) -> tensor<?x392xbf16> {
+  %xb = fusion.convert %x : tensor<?x264xf32> to tensor<?x264xbf16>
+  %wb = fusion.convert %w : tensor<264x392xf32> to tensor<264x392xbf16>
+  %0 = fusion.matmul %xb, %wb : (tensor<?x264xbf16>, tensor<264x392xbf16>) -> tensor<?x392xbf16>
+  %1 = fusion.add %0, %bias : (tensor<?x392xbf16>, tensor<392xbf16>) -> tensor<?x392xbf16>
+  return %1 : tensor<?x392xbf16>
+}
+func.func @prologue_scale_k_f16(%x: tensor<?x1096xf16>, %s: tensor<1096xf16>, %w: tensor<1096x256xf16>, %g: tensor<1096x1xf16>) -> tensor<?x256xf16> {
+  %xs = fusion.mul %x, %s : (tensor<?x1096xf16>, tensor<1096xf16>) -> tensor<?x1096xf16>
+  %wg = fusion.mul %w, %g : (tensor<1096x256xf16>, tensor<1096x1xf16>) -> tensor<1096x256xf16>
+  %0 = fusion.matmul %xs, %wg : (tensor<?x1096xf16>, tensor<1096x256xf16>) -> tensor<?x256xf16>
+  return %0 : tensor<?x256xf16>
+}
+func.func @prologue_gated_pair_bf16(%x: tensor<?x136xbf16>, %r: tensor<?x1xbf16>, %wg: tensor<136x200xbf16>, %wu: tensor<136x200xbf16>) -> tensor<?x200xbf16> {
+  %xs = fusion.mul %x, %r : (tensor<?x136xbf16>, tensor<?x1xbf16>) -> tensor<?x136xbf16>
+  %g = fusion.matmul %xs, %wg : (tensor<?x136xbf16>, tensor<136x200xbf16>) -> tensor<?x200xbf16>
+  %u = fusion.matmul %xs, %wu : (tensor<?x136xbf16>, tensor<136x200xbf16>) -> tensor<?x200xbf16>
+  %sg = fusion.silu %g : tensor<?x200xbf16>
+  %0 = fusion.mul %sg, %u : tensor<?x200xbf16>
+  return %0 : tensor<?x200xbf16>
 }
 func.func @gated_pair_f32(%x: tensor<40x24xf32>, %wg: tensor<24x33xf32>, %wu: tensor<24x33xf32>) -> tensor<40x33xf32> {
   %g = fusion.matmul %x, %wg : (tensor<40x24xf32>, tensor<24x33xf32>) -> tensor<40x33xf32>
@@ -214,7 +241,27 @@ DYNAMIC = {"bias_relu_bf16": [1, 130], "bias_gelu_tanh_f16": [1, 77],
            "wgmma_long_k_f16": [7, 256], "gated_pair_bf16": [1, 130, 300],
            "gated_halves_f16": [0, 5, 257],
            "splitk_gelu_residual_bf16": [1, 13, 64, 65],
-           "gated_pair_decode_bf16": [1, 16, 64, 100]}
+           "gated_pair_decode_bf16": [1, 16, 64, 100],
+           "prologue_autocast_bf16": [0, 1, 130, 300],
+           "prologue_scale_k_f16": [1, 13, 300],
+           "prologue_gated_pair_bf16": [1, 130, 300]}
+
+
+# The strategy each case's matmul kernel runs when compiled with
+# matmul-epilogue=any matmul-backend=generated (the `.generated` bundle);
+# test/Integration/PTX/matmul-strategies.py checks it. matmul_tiles: f32,
+# batches, or K or N not a multiple of 8 (TMA's 16-byte rows).
+_WGMMA = ["wgmma_ragged_bf16", "wgmma_long_k_f16", "splitk_gelu_residual_bf16",
+          "splitk_static_f16", "gated_pair_bf16", "gated_pair_decode_bf16",
+          "gated_halves_f16", "prologue_autocast_bf16", "prologue_scale_k_f16",
+          "prologue_gated_pair_bf16", "bias_gelu_tanh_f16", "scale_residual_bf16",
+          "residual_bias_gelu_bf16", "bias_gelu_erf_bf16", "two_outputs_bf16",
+          "linear_wt_bias_bf16"]
+_TILES = ["gated_pair_f32", "plain_f32", "bias_relu_bf16", "bias_gelu_tanh_f32",
+          "gelu_f32", "relu_bf16", "batch_bcast_a_f32", "batch_bcast_b_bf16",
+          "batch_nested_f32", "batch_dynamic_bf16", "dynamic_k_relu_f32",
+          "transposed_a_f32", "scores_f32", "both_transposed_bf16"]
+STRATEGIES = {**{n: "matmul_wgmma" for n in _WGMMA}, **{n: "matmul_tiles" for n in _TILES}}
 
 
 def right_operands(name):
@@ -222,7 +269,9 @@ def right_operands(name):
     scale them by sqrt(3 / K)."""
     return {"mlp_block": (3, 4), "gated_pair_bf16": (1, 2),
             "gated_pair_f32": (1, 2),
-            "gated_pair_decode_bf16": (1, 2)}.get(name, (1,))
+            "gated_pair_decode_bf16": (1, 2),
+            "prologue_scale_k_f16": (2,),
+            "prologue_gated_pair_bf16": (2, 3)}.get(name, (1,))
 
 
 def module():
@@ -249,6 +298,10 @@ class NumpyOps:
         import ml_dtypes
         return np.asarray(v).astype(ml_dtypes.bfloat16).astype(np.float64)
 
+    @staticmethod
+    def round_f16(v):
+        return np.asarray(v).astype(np.float16).astype(np.float64)
+
 
 class TorchOps:
     """The same for torch tensors (the GPU checks, float64 on the GPU)."""
@@ -259,6 +312,7 @@ class TorchOps:
         self.relu = torch.relu
         self.mean_last = lambda v: v.mean(-1, keepdim=True)
         self.round_bf16 = lambda v: v.to(torch.bfloat16).double()
+        self.round_f16 = lambda v: v.half().double()
 
 
 def reference(name, *xs, ops=NumpyOps):
@@ -274,6 +328,14 @@ def reference(name, *xs, ops=NumpyOps):
         gate, value = up[:, :11008], up[:, 11008:]
         return [s, (gate / (1 + ops.exp(-gate)) * value) @ w_down]
     silu = lambda v: v / (1 + ops.exp(-v))
+    # Prologues: each operand is a value of the element type (rounded).
+    if name == "prologue_autocast_bf16":
+        return [ops.round_bf16(x[0]) @ ops.round_bf16(x[1]) + x[2]]
+    if name == "prologue_scale_k_f16":
+        return [ops.round_f16(x[0] * x[1]) @ ops.round_f16(x[2] * x[3])]
+    if name == "prologue_gated_pair_bf16":
+        xs = ops.round_bf16(x[0] * x[1])
+        return [ops.round_bf16(silu(ops.round_bf16(xs @ x[2]))) * ops.round_bf16(xs @ x[3])]
     if name.startswith("gated_pair"):
         # Each product is a value of the element type (rounded), as is silu's.
         rnd = (lambda v: v) if name.endswith("f32") else ops.round_bf16

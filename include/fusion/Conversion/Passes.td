@@ -179,7 +179,8 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -104,14 +104,20 @@ void codegen::waitFor(OpBuilder &b, Location loc, Value token) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
+Value codegen::allocateScratch(OpBuilder &b, Location loc, MemRefType type,
+                               ValueRange dynamicSizes) {
+  auto alloc = gpu::AllocOp::create(
+      b, loc, type, gpu::AsyncTokenType::get(b.getContext()),
+      ValueRange{startToken(b, loc)}, dynamicSizes, ValueRange{});
+  waitFor(b, loc, alloc.getAsyncToken());
+  return alloc.getMemref();
+}
+
 Value codegen::allocateScratch(OpBuilder &b, Location loc, Type element,
                                Value count, bool zeroed) {
   Type tokenType = gpu::AsyncTokenType::get(b.getContext());
-  auto alloc = gpu::AllocOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, element), tokenType,
-      ValueRange{startToken(b, loc)}, ValueRange{count}, ValueRange{});
-  waitFor(b, loc, alloc.getAsyncToken());
-  Value buffer = alloc.getMemref();
+  Value buffer = allocateScratch(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, element), count);
   if (zeroed)
     waitFor(b, loc,
             gpu::MemsetOp::create(

@@ -65,6 +65,9 @@ void waitFor(OpBuilder &b, Location loc, Value token);
 /// launches.
 Value allocateScratch(OpBuilder &b, Location loc, Type element, Value count,
                       bool zeroed);
+/// The same of `type`, its dynamic sizes `dynamicSizes`, not zeroed.
+Value allocateScratch(OpBuilder &b, Location loc, MemRefType type,
+                      ValueRange dynamicSizes);
 /// Frees a buffer of allocateScratch after the launches that use it.
 void releaseScratch(OpBuilder &b, Location loc, Value buffer);
 

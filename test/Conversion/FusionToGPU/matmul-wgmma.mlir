@@ -157,3 +157,88 @@ func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> te
   %1 = fusion.relu %0 : tensor<?x256xbf16>
   return %1 : tensor<?x256xbf16>
 }
+
+// With few rows a prologue with an input of its shape and type (a scale
+// of A along K) is computed in place: TMA loads x as A's tile (the stage
+// expects A's 8 KiB and B's 32 KiB), and the threads rewrite the tile of
+// the step before its MMA: the scale's vectors read from memory first, then
+// the wait for the stage, each unit of 8 read from the tile, multiplied,
+// rounded, zeros past the edges (select), stored back, and fenced for the
+// async proxy. The first step's before the loop; the others while the MMA
+// of the step before runs, before the block barrier.
+// CHECK-LABEL: func.func @prologue_in_place
+// CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<64x64xbf16
+// CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<64x64xbf16
+// CHECK: gpu.launch
+// CHECK-SAME: function(@prologue_in_place_k0_few_rows)
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c40960
+// CHECK: nvgpu.tma.async.load %[[MAPA]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.load %arg1[%{{.+}}] {{.+}} : memref<128xbf16>, vector<8xbf16>
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: %[[RAW:.+]] = vector.load %[[TILE:.+]][%[[AT:.+]]] : memref<20480xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: arith.extf %[[RAW]]
+// CHECK: arith.mulf
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : vector<8xbf16>
+// CHECK: vector.store %{{.+}}, %[[TILE]][%[[AT]]]
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.warpgroup.mma
+// CHECK: scf.if
+// CHECK: vector.load %arg1
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.fence.proxy
+// CHECK: gpu.barrier
+// CHECK: nvgpu.tma.async.load %[[MAPA]]
+// CHECK: scf.yield
+func.func @prologue_in_place(%x: tensor<48x128xbf16>, %s: tensor<128xbf16>, %w: tensor<128x192xbf16>) -> tensor<48x192xbf16> {
+  %xs = fusion.mul %x, %s : (tensor<48x128xbf16>, tensor<128xbf16>) -> tensor<48x128xbf16>
+  %0 = fusion.matmul %xs, %w : (tensor<48x128xbf16>, tensor<128x192xbf16>) -> tensor<48x192xbf16>
+  return %0 : tensor<48x192xbf16>
+}
+
+// Many rows read each operand tile many times: the prologue (here a
+// convert from f32) is materialized first, by a launch of its own into a
+// scratch buffer, which A's tensor map then reads.
+// CHECK-LABEL: func.func @prologue_materialized
+// CHECK: %[[SCRATCH:.+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<300x128xbf16>
+// CHECK: gpu.launch
+// CHECK-SAME: function(@prologue_materialized_k0_prologue0)
+// CHECK: vector.load %arg0[%{{.+}}, %{{.+}}] {{.+}} : memref<300x128xf32>, vector<8xf32>
+// CHECK: vector.store %{{.+}}, %[[SCRATCH]][%{{.+}}, %{{.+}}] {{.+}} : memref<300x128xbf16>, vector<8xbf16>
+// CHECK: memref.cast %[[SCRATCH]]
+// CHECK: nvgpu.tma.create.descriptor
+// CHECK: gpu.launch
+// CHECK-SAME: function(@prologue_materialized_k0)
+// CHECK: gpu.dealloc async [%{{.+}}] %[[SCRATCH]]
+func.func @prologue_materialized(%x: tensor<300x128xf32>, %w: tensor<128x192xbf16>) -> tensor<300x192xbf16> {
+  %xb = fusion.convert %x : tensor<300x128xf32> to tensor<300x128xbf16>
+  %0 = fusion.matmul %xb, %w : (tensor<300x128xbf16>, tensor<128x192xbf16>) -> tensor<300x192xbf16>
+  return %0 : tensor<300x192xbf16>
+}
+
+// Both operands converted from f32 (autocast) at 16 rows (the few-row
+// kernel), no input of their type: the threads evaluate both tiles from
+// the f32 tensors as they refill a stage (A's 64 rows, B's four 64-column
+// boxes); no tensor map, no barrier wait.
+// CHECK-LABEL: func.func @prologue_autocast
+// CHECK-NOT: nvgpu.tma.create.descriptor
+// CHECK: gpu.launch
+// CHECK-SAME: function(@prologue_autocast_k0_few_rows)
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: vector.load %arg0[%{{.+}}, %{{.+}}] {{.+}} : memref<16x256xf32>, vector<8xf32>
+// CHECK-COUNT-4: vector.load %arg1[%{{.+}}, %{{.+}}] {{.+}} : memref<256x256xf32>, vector<8xf32>
+// CHECK-NOT: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.warpgroup.mma
+// CHECK-NOT: nvgpu.mbarrier.try_wait.parity
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: return
+func.func @prologue_autocast(%x: tensor<16x256xf32>, %w: tensor<256x256xf32>) -> tensor<16x256xbf16> {
+  %xb = fusion.convert %x : tensor<16x256xf32> to tensor<16x256xbf16>
+  %wb = fusion.convert %w : tensor<256x256xf32> to tensor<256x256xbf16>
+  %0 = fusion.matmul %xb, %wb : (tensor<16x256xbf16>, tensor<256x256xbf16>) -> tensor<16x256xbf16>
+  return %0 : tensor<16x256xbf16>
+}

@@ -601,3 +601,37 @@ func.func @product_read_transposed(%a: tensor<16x16xbf16>, %b: tensor<16x16xbf16
   }
   return %0 : tensor<16x16xbf16>
 }
+
+// Prologues (elementwise math on an operand): the library takes none, so
+// auto plans the tensor-core kernel, which evaluates them as it loads the
+// tiles (with a remark saying why not the library). A prologue with a
+// layout change (a transpose) is not elementwise on the tile: shared-memory
+// tiles.
+// REMARK: remark: [plan] runs matmul_wgmma, not the library: [library-epilogue] the kernel does not start with its matmul (a prologue)
+// CHECK-LABEL: func @prologue_autocast
+// CHECK: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1]>
+// SM80-LABEL: func @prologue_autocast
+// SM80: plan = #fusion.plan<matmul_tiles
+func.func @prologue_autocast(%x: tensor<?x64xf32>, %w: tensor<64x96xf32>) -> tensor<?x96xbf16> {
+  %0 = fusion.kernel matmul (%x, %w) : (tensor<?x64xf32>, tensor<64x96xf32>) -> tensor<?x96xbf16> {
+  ^bb0(%a: tensor<?x64xf32>, %b: tensor<64x96xf32>):
+    %ab = fusion.convert %a : tensor<?x64xf32> to tensor<?x64xbf16>
+    %bb = fusion.convert %b : tensor<64x96xf32> to tensor<64x96xbf16>
+    %p = fusion.matmul %ab, %bb : (tensor<?x64xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16>
+    fusion.yield %p : tensor<?x96xbf16>
+  }
+  return %0 : tensor<?x96xbf16>
+}
+
+// GENERATED-LABEL: func @prologue_transposed
+// GENERATED: plan = #fusion.plan<matmul_tiles
+// GENERATED-REMARK: remark: [plan] runs matmul_tiles: an operand is a kernel input or elementwise math on kernel inputs (a prologue)
+func.func @prologue_transposed(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x96xbf16> {
+  %0 = fusion.kernel matmul (%x, %w) : (tensor<?x64xbf16>, tensor<96x64xbf16>) -> tensor<?x96xbf16> {
+  ^bb0(%a: tensor<?x64xbf16>, %b: tensor<96x64xbf16>):
+    %bt = fusion.transpose %b permutation = [1, 0] : tensor<96x64xbf16> -> tensor<64x96xbf16>
+    %p = fusion.matmul %a, %bt : (tensor<?x64xbf16>, tensor<64x96xbf16>) -> tensor<?x96xbf16>
+    fusion.yield %p : tensor<?x96xbf16>
+  }
+  return %0 : tensor<?x96xbf16>
+}

@@ -483,6 +483,23 @@ FailureOr<TiledProducts> fusion::getTiledProducts(KernelOp kernel,
   return tiled;
 }
 
+bool fusion::isWgmmaOperand(Value operand) {
+  SmallVector<Value> work = {operand};
+  llvm::SmallPtrSet<Operation *, 8> visited;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (isa<BlockArgument>(value))
+      continue;
+    Operation *op = value.getDefiningOp();
+    if (!visited.insert(op).second)
+      continue;
+    if (!isElementwiseMath(op) && !isa<ConstantOp>(op))
+      return false;
+    llvm::append_range(work, op->getOperands());
+  }
+  return true;
+}
+
 std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
   if (!target.warpgroupMma)
     return "warpgroup MMA needs sm_90 (" + target.chip + " has none)";
@@ -492,10 +509,10 @@ std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
     return why;
   for (const TiledProducts::Product &product : tiled->products) {
     MatmulOp matmul = product.matmul;
-    // TMA reads the operands from the kernel's input buffers as they are.
-    if (!isa<BlockArgument>(matmul.getA()) ||
-        !isa<BlockArgument>(matmul.getB()))
-      return "both operands must be kernel inputs (no prologue yet)";
+    for (Value operand : {matmul.getA(), matmul.getB()})
+      if (!isWgmmaOperand(operand))
+        return "an operand is a kernel input or elementwise math on kernel "
+               "inputs (a prologue)";
     ArrayRef<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
     if (a.size() != 2 || b.size() != 2)
       return "the operands must be matrices (no batch dimensions yet)";

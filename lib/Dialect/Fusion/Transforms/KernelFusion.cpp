@@ -502,6 +502,63 @@ static std::string explainProductPairEdge(KernelOp producer,
   return "";
 }
 
+/// Whether `value` of a matmul kernel's body is read only on the way to
+/// its products' operands: by the matmuls, or by elementwise math whose
+/// results are (a prologue already in the kernel).
+static bool isReadOnlyByProducts(Value value) {
+  return llvm::all_of(value.getUsers(), [](Operation *user) {
+    if (isa<MatmulOp>(user))
+      return true;
+    return isElementwiseMath(user) && isReadOnlyByProducts(user->getResult(0));
+  });
+}
+
+/// Whether `kernel` reads, directly or through elementwise kernels, the
+/// result of a kernel of another kind (a product or a reduction).
+static bool readsOtherKinds(KernelOp kernel) {
+  SmallVector<KernelOp> work = {kernel};
+  llvm::SmallPtrSet<Operation *, 8> visited;
+  while (!work.empty()) {
+    for (Value input : work.pop_back_val().getInputs()) {
+      auto producer = input.getDefiningOp<KernelOp>();
+      if (!producer)
+        continue;
+      if (producer.getKind() != KernelKind::elementwise)
+        return true;
+      if (visited.insert(producer).second)
+        work.push_back(producer);
+    }
+  }
+  return false;
+}
+
+/// Why the elementwise kernel `producer` cannot join the matmul kernel
+/// `consumer` as a prologue (math on an operand's elements, evaluated as
+/// the operand's tiles are loaded, its result never written); empty when
+/// it can.
+static std::string explainPrologueEdge(KernelOp producer, KernelOp consumer) {
+  if (!llvm::all_of(producer->getUsers(), [&](Operation *user) {
+        return user == consumer.getOperation();
+      }))
+    return "[prologue] the value is also read elsewhere; a prologue's "
+           "result is never written";
+  for (Value result : resultsUsedBy(producer, consumer))
+    if (!isReadOnlyByProducts(getArgumentFor(consumer, result)))
+      return "[prologue] the matmul kernel reads the value outside its "
+             "products' operands";
+  // Math on a product or a reduction belongs with it (the epilogue of the
+  // product before, the normalizing step of a norm), which computes it
+  // once rather than once per tile that reads it.
+  if (readsOtherKinds(producer))
+    return "[prologue] the value is computed from a product or a reduction, "
+           "whose kernel it joins instead";
+  for (Operation &op : producer.getBodyBlock().without_terminator())
+    if (!isElementwiseMath(&op) && !isa<ConstantOp>(op))
+      return "[prologue] a prologue is elementwise math on the operand's "
+             "elements (no slice, transpose or other layout change)";
+  return "";
+}
+
 std::string KernelFuser::explainLibraryEpilogueEdge(KernelOp producer,
                                                     KernelOp consumer) {
   std::string reason;
@@ -528,9 +585,22 @@ FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
                                             FusionRules rules,
                                             std::string &reason) {
   KernelKind p = producer.getKind(), c = consumer.getKind();
+  if (p != KernelKind::matmul && c == KernelKind::matmul) {
+    reason = "[matmul-boundary] matmul is a fusion boundary";
+    if (p != KernelKind::elementwise)
+      return failure();
+    if (options.matmulEpilogue != MatmulEpilogue::any) {
+      reason += " (elementwise prologues join it with matmul-epilogue=any)";
+      return failure();
+    }
+    reason = explainPrologueEdge(producer, consumer);
+    if (!reason.empty())
+      return failure();
+    return KernelKind::matmul;
+  }
   if (p == KernelKind::matmul || c == KernelKind::matmul) {
     bool pair = p == KernelKind::matmul && c == KernelKind::matmul;
-    if (p != KernelKind::matmul || (c != KernelKind::elementwise && !pair)) {
+    if (c != KernelKind::elementwise && !pair) {
       reason = "[matmul-boundary] matmul is a fusion boundary";
       return failure();
     }

@@ -210,10 +210,18 @@ inline constexpr int64_t kMaxWgmmaSplit = 16;
 int64_t getWgmmaTileColumns(const TiledProducts &tiled,
                             const WgmmaTiles &tiles);
 
+/// Whether the `matmul_wgmma` tiles take matmul operand `operand` of a
+/// kernel body: a kernel input, which TMA loads, or elementwise math on
+/// kernel inputs (a prologue: convert, scale by a vector per row or per
+/// column, ...), which the threads evaluate into the tile as it is loaded.
+bool isWgmmaOperand(Value operand);
+
 /// Why the `matmul_wgmma` strategy cannot run `kernel` on `target`; empty
-/// when it can: one 2-D product of bf16 or f16 kernel inputs whose rows are
-/// whole 16-byte units (K and N static multiples of 8, as TMA needs), every
-/// output of the product's shape, on a chip with warpgroup MMA.
+/// when it can: one 2-D product (or a pair, TiledProducts) of bf16 or f16
+/// operands that are kernel inputs or prologues on them (isWgmmaOperand),
+/// whose rows are whole 16-byte units (K and N static multiples of 8, as
+/// TMA needs), every output of the product's shape, on a chip with
+/// warpgroup MMA.
 std::string whyNotWgmma(KernelOp kernel, const GpuTarget &target);
 
 /// The plan of `kernel`. Never fails: a kernel that no specialised strategy

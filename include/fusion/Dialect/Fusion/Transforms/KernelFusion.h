@@ -27,7 +27,8 @@ enum class MatmulEpilogue {
   /// scale, residual add, row bias, relu or tanh-gelu. Never moves more
   /// bytes than leaving them out, and every matmul backend runs it.
   library,
-  /// Any elementwise chain of the product's shape (generated kernels).
+  /// Any elementwise chain of the product's shape, and elementwise math on
+  /// an operand that only the matmul reads (a prologue): generated kernels.
   any,
 };
 
@@ -40,7 +41,8 @@ inline auto matmulEpilogueValues() {
                  "what a library call computes (scale, residual, row bias, "
                  "relu, tanh-gelu)"),
       clEnumValN(MatmulEpilogue::any, "any",
-                 "any elementwise chain of the product's shape (generated "
+                 "any elementwise chain of the product's shape, and "
+                 "elementwise prologues on its operands (generated "
                  "kernels)"));
 }
 

@@ -115,12 +115,16 @@ def FusionFuseProducerConsumer
     value used only by the next; the first op outside that menu is refused
     with `[library-epilogue]` and the rest of the chain fuses on its own,
     reading the product once. With `any`, every elementwise consumer of the
-    product's shape joins (generated matmul kernels run any chain); with
-    `none`, matmul is a boundary.
+    product's shape joins (generated matmul kernels run any chain), and so
+    does an elementwise producer of an operand that only the matmul reads
+    and that computes nothing from a product or a reduction (a prologue:
+    `convert`, a scale per row or per column, computed as the operand's
+    tiles are loaded); with `none`, matmul is a boundary.
 
     Refused: a merge that would create a cycle between kernels (`[cycle]`),
-    anything into or out of a matmul but its epilogue (`[matmul-boundary]`,
-    `[library-epilogue]`), anything over a
+    anything into or out of a matmul but its epilogue and, with `any`, its
+    prologues (`[matmul-boundary]`, `[library-epilogue]`, `[prologue]`),
+    anything over a
     budget (`[budget]`), reductions (`[reduction]`, left to
     `fusion-fuse-reductions`), a multi-output elementwise kernel whose
     outputs differ in shape (`[shape]`). With `emit-remarks`, each refused
