@@ -47,12 +47,8 @@ Value codegen::combineOverCluster(OpBuilder &b, Location loc,
   Value slot = indexConst(b, loc, ordinal);
   Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                         indexConst(b, loc, 0));
-  auto publish = scf::IfOp::create(b, loc, isFirst);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(publish.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, total, slots, slot);
-  }
+  emitIf(b, loc, isFirst,
+         [&] { memref::StoreOp::create(b, loc, total, slots, slot); });
   clusterBarrier(b, loc);
   // The slot's address in this block's shared memory, then in each block's.
   MLIRContext *context = b.getContext();

@@ -104,6 +104,14 @@ void codegen::waitFor(OpBuilder &b, Location loc, Value token) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
+void codegen::emitIf(OpBuilder &b, Location loc, Value condition,
+                     function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, condition);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
 Value codegen::allocateScratch(OpBuilder &b, Location loc, MemRefType type,
                                ValueRange dynamicSizes) {
   auto alloc = gpu::AllocOp::create(
@@ -144,24 +152,18 @@ Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
   fence();
   gpu::BarrierOp::create(b, loc);
   Value zero = indexConst(b, loc, 0);
-  {
-    auto count = scf::IfOp::create(b, loc, counts);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(count.thenBlock()->getTerminator());
-    Value before = memref::AtomicRMWOp::create(
-        b, loc, arith::AtomicRMWKind::addi,
-        arith::ConstantIntOp::create(b, loc, 1, 32), arrivals,
-        ValueRange{index});
+  emitIf(b, loc, counts, [&] {
+    Value before =
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                    arith::ConstantIntOp::create(b, loc, 1, 32),
+                                    arrivals, ValueRange{index});
     memref::StoreOp::create(b, loc, before, slot, ValueRange{zero});
-  }
+  });
   gpu::BarrierOp::create(b, loc);
   Value isLast = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
       memref::LoadOp::create(b, loc, slot, ValueRange{zero}), last);
-  auto acquire = scf::IfOp::create(b, loc, isLast);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(acquire.thenBlock()->getTerminator());
-  fence();
+  emitIf(b, loc, isLast, fence);
   return isLast;
 }
 

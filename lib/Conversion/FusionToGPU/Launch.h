@@ -55,6 +55,11 @@ emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
            TypeRange shared = {}, int64_t clusterBlocks = 0,
            int64_t dynamicShared = 0, StringRef nameSuffix = "");
 
+/// Emits `body` in the then-block of an `scf.if` on `condition` (no
+/// results, no else).
+void emitIf(OpBuilder &b, Location loc, Value condition,
+            function_ref<void()> body);
+
 /// A fresh asynchronous token for a host-side gpu op (the runtime orders
 /// every gpu op on the function's stream), and a host wait on one.
 Value startToken(OpBuilder &b, Location loc);

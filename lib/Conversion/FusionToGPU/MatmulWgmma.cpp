@@ -246,15 +246,6 @@ std::pair<Value, Value> vectorPosition(OpBuilder &b, Location loc, Value i,
                                 indexConst(b, loc, width))};
 }
 
-/// Emits `body` under `condition`.
-void emitIf(OpBuilder &b, Location loc, Value condition,
-            function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(b, loc, condition);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  body();
-}
-
 /// The kernel inputs that prologue `operand` reads, each once.
 SmallVector<BlockArgument> getPrologueInputs(Value operand) {
   SmallVector<BlockArgument> inputs;

@@ -275,17 +275,11 @@ void ReductionSweep::finishGroup(OpBuilder &b, const SweepSpace &s,
                                  Value rowThread, int64_t rowThreads,
                                  Value holders, Value thread, Value exists,
                                  ArrayRef<Value> totals) {
-  auto inIf = [&](Value condition, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, condition);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    body();
-  };
   if (!workspace) {
-    inIf(holders, [&] { writeOutputs(b, s, output, totals); });
+    emitIf(b, loc, holders, [&] { writeOutputs(b, s, output, totals); });
     return;
   }
-  inIf(holders, [&] {
+  emitIf(b, loc, holders, [&] {
     for (auto [ordinal, total] : llvm::enumerate(totals))
       storePartial(b, total, workspace->partials,
                    partialOffset(b, s, group, ordinal, range, lane));
@@ -349,7 +343,7 @@ void ReductionSweep::finishGroup(OpBuilder &b, const SweepSpace &s,
                                   s.outputs),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rowThread,
                                   zero)));
-    inIf(writes, [&] { writeOutputs(b, s, output, folded); });
+    emitIf(b, loc, writes, [&] { writeOutputs(b, s, output, folded); });
   }
 }
 
