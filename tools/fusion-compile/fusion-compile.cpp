@@ -65,7 +65,8 @@ static cl::opt<bool> noFuse("no-fuse",
                             cl::desc("One kernel per op (for comparison)"));
 static cl::opt<mlir::fusion::MatmulEpilogue> matmulEpilogue(
     "matmul-epilogue",
-    cl::desc("Which elementwise consumers join a matmul as its epilogue"),
+    cl::desc("Which elementwise ops join a matmul: its epilogue, and with "
+             "any its operands' prologues"),
     cl::init(mlir::fusion::MatmulEpilogue::library),
     mlir::fusion::matmulEpilogueValues());
 static cl::opt<mlir::fusion::MatmulBackend>

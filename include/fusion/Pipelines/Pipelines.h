@@ -37,8 +37,8 @@ struct FusionPipelineOptions
       llvm::cl::init(8)};
   PassOptions::Option<MatmulEpilogue> matmulEpilogue{
       *this, "matmul-epilogue",
-      llvm::cl::desc("Which elementwise consumers join a matmul as its "
-                     "epilogue"),
+      llvm::cl::desc("Which elementwise ops join a matmul: its epilogue, "
+                     "and with any its operands' prologues"),
       llvm::cl::init(MatmulEpilogue::library), matmulEpilogueValues()};
   PassOptions::Option<bool> horizontal{
       *this, "horizontal", llvm::cl::desc("Run fusion-fuse-horizontal"),
@@ -61,8 +61,8 @@ struct KernelBuildingOptions : public PassPipelineOptions<Derived> {
       llvm::cl::init(true)};
   Option<MatmulEpilogue> matmulEpilogue{
       *this, "matmul-epilogue",
-      llvm::cl::desc("Which elementwise consumers join a matmul as its "
-                     "epilogue (with fuse)"),
+      llvm::cl::desc("Which elementwise ops join a matmul: its epilogue, "
+                     "and with any its operands' prologues (with fuse)"),
       llvm::cl::init(MatmulEpilogue::library), matmulEpilogueValues()};
 };
 

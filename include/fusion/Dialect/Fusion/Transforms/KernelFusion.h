@@ -60,7 +60,8 @@ struct FusionOptions {
   /// Largest producer (in ops) that may be recomputed in each consumer
   /// instead of being written once.
   int64_t maxRecomputeOps = 8;
-  /// Elementwise consumers that join a matmul as its epilogue.
+  /// Elementwise ops that join a matmul: its epilogue, and with `any` its
+  /// operands' prologues.
   MatmulEpilogue matmulEpilogue = MatmulEpilogue::library;
 };
 

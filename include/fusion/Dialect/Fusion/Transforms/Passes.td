@@ -57,7 +57,8 @@ defvar FusionBudgetOptions = [
 defvar FusionMatmulEpilogueOption =
   Option<"matmulEpilogue", "matmul-epilogue", "::mlir::fusion::MatmulEpilogue",
          /*default=*/"::mlir::fusion::MatmulEpilogue::library",
-         "Which elementwise consumers join a matmul as its epilogue",
+         "Which elementwise ops join a matmul: its epilogue, and with any "
+         "its operands' prologues",
          "::mlir::fusion::matmulEpilogueValues()">;
 defvar FusionRemarkOption =
   Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
