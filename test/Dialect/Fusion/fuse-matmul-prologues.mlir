@@ -101,3 +101,27 @@ func.func @between_products(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>, %wd:
   %0 = fusion.matmul %h, %wd : (tensor<?x96xbf16>, tensor<96x64xbf16>) -> tensor<?x64xbf16>
   return %0 : tensor<?x64xbf16>
 }
+
+// -----
+
+// The normalizing step of a norm (written out: a mean of squares, then x
+// scaled by its rsqrt) reads the reduction's result: it stays out of the
+// matmul, for fusion-fuse-reductions to join to its reduction.
+// CHECK-LABEL: func @norm_step
+// CHECK: fusion.reduce_mean
+// CHECK: fusion.kernel elementwise
+// CHECK: fusion.rsqrt
+// CHECK: fusion.kernel matmul
+// CHECK-NOT: fusion.rsqrt
+func.func @norm_step(%x: tensor<32x64xf32>, %w: tensor<64x96xbf16>) -> tensor<32x96xbf16> {
+  // expected-remark @+1 {{[reduction]}}
+  %sq = fusion.mul %x, %x : tensor<32x64xf32>
+  // expected-remark @+1 {{[reduction]}}
+  %ms = fusion.reduce_mean %sq axes = [1] keep_dims : tensor<32x64xf32> -> tensor<32x1xf32>
+  %r = fusion.rsqrt %ms : tensor<32x1xf32>
+  %n = fusion.mul %x, %r : (tensor<32x64xf32>, tensor<32x1xf32>) -> tensor<32x64xf32>
+  // expected-remark @+1 {{[prologue] the value is computed from a product or a reduction, whose kernel it joins instead}}
+  %nb = fusion.convert %n : tensor<32x64xf32> to tensor<32x64xbf16>
+  %0 = fusion.matmul %nb, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  return %0 : tensor<32x96xbf16>
+}
