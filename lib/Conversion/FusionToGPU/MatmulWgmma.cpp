@@ -330,13 +330,15 @@ private:
   Value bufferOf(Value operand) const { return sources.loaded.lookup(operand); }
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids,
                          const SplitWorkspace *workspace);
-  /// Whether the threads evaluate an operand (a prologue without a buffer).
-  bool hasPrologues() const {
+  /// Whether the threads evaluate an operand's tiles from the inputs (a
+  /// prologue without a buffer to load).
+  bool hasEvaluatedPrologues() const {
     return llvm::any_of(tiled.products, [&](TiledProducts::Product p) {
       return !bufferOf(p.matmul.getA()) || !bufferOf(p.matmul.getB());
     });
   }
-  bool hasInPlace() const { return !sources.inPlace.empty(); }
+  /// Whether the threads rewrite an operand's tiles after TMA loads them.
+  bool hasInPlacePrologues() const { return !sources.inPlace.empty(); }
   /// A value of the tensor-map type that a warpgroup descriptor of an
   /// operand loaded in boxes of `box` takes: its map, or for a prologue
   /// (no map) a poison of that type. The descriptor reads only the type's
@@ -739,8 +741,8 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
     }
   });
   // The prologues of the first stages, by every thread.
-  for (int64_t s = 0; hasPrologues() && s < std::min(tiles.stages, kSteps);
-       ++s) {
+  for (int64_t s = 0;
+       hasEvaluatedPrologues() && s < std::min(tiles.stages, kSteps); ++s) {
     LogicalResult filled = success();
     auto fill = [&, s] {
       filled = writePrologues(
@@ -775,7 +777,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
                                 indexConst(b, loc, 10000000), stage);
                           });
   };
-  if (hasInPlace() && kSteps > 0) {
+  if (hasInPlacePrologues() && kSteps > 0) {
     LogicalResult transformed = success();
     emitIf(
         b, loc,
@@ -822,7 +824,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
         b, loc, accumulatorType, descA, descB,
         /*waitGroup=*/b.getI64IntegerAttr(1), /*transposeA=*/nullptr,
         /*transposeB=*/b.getUnitAttr(), kLoop.getRegionIterArgs()[0]);
-    if (hasInPlace()) {
+    if (hasInPlacePrologues()) {
       LogicalResult transformed = success();
       Value nextStep = arith::AddIOp::create(b, loc, step, one);
       emitIf(b, loc,
@@ -850,7 +852,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
       emitIf(b, loc, arith::AndIOp::create(b, loc, first, refill),
              [&] { pipe.load(b, loc, previous, refillFrom, row0, boxCols); });
     LogicalResult filled = success();
-    if (hasPrologues())
+    if (hasEvaluatedPrologues())
       emitIf(b, loc, refill, [&] {
         filled = writePrologues(b, pipe, ids.thread, previous, refillFrom, row0,
                                 boxCols, m, /*inPlace=*/false);
