@@ -246,21 +246,15 @@ std::pair<Value, Value> vectorPosition(OpBuilder &b, Location loc, Value i,
                                 indexConst(b, loc, width))};
 }
 
-/// The kernel inputs that prologue `operand` reads, each once.
+/// The kernel inputs that prologue `operand` (a kernel body value) reads,
+/// in argument order.
 SmallVector<BlockArgument> getPrologueInputs(Value operand) {
-  SmallVector<BlockArgument> inputs;
-  SmallVector<Value> work = {operand};
-  llvm::SmallPtrSet<Operation *, 8> visited;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      if (!llvm::is_contained(inputs, arg))
-        inputs.push_back(arg);
-    } else if (visited.insert(value.getDefiningOp()).second) {
-      llvm::append_range(work, value.getDefiningOp()->getOperands());
-    }
-  }
-  return inputs;
+  SmallVector<unsigned> numbers =
+      llvm::to_vector(getInputsReadBy(ArrayRef<Value>{operand}));
+  llvm::sort(numbers);
+  return llvm::map_to_vector(numbers, [&](unsigned n) {
+    return operand.getParentBlock()->getArgument(n);
+  });
 }
 
 /// The workspace of a split: a partial tile per tile and K range (f32,
@@ -364,11 +358,6 @@ private:
                                Value stage, Value step, Value row0,
                                ArrayRef<Value> boxCols, Value m, bool inPlace,
                                function_ref<void()> waitForStage = {}) const;
-  /// The value of kernel input `input` that prologue `operand` reads at its
-  /// element (`row`, `column`): 8 lanes along the row, or one value where
-  /// the input is broadcast along it (f32).
-  Value loadPrologueInput(OpBuilder &b, BlockArgument input, Value operand,
-                          Value row, Value column) const;
   /// The offset in the workspace of element (r, c) of `range`'s partial
   /// of `tile`.
   Value partialOffset(OpBuilder &b, Value tile, Value range, Value r,
@@ -441,30 +430,21 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
       /*shared=*/{}, /*clusterBlocks=*/0, sharedBytes, nameSuffix);
 }
 
-Value TileLaunch::loadPrologueInput(OpBuilder &b, BlockArgument input,
-                                    Value operand, Value row,
-                                    Value column) const {
-  // Broadcasting aligns the input's dimensions with the operand's last
-  // ones; a dimension of 1 reads its one element.
-  ArrayRef<int64_t> shape = shapeOf(input), full = shapeOf(operand);
-  int64_t skipped = full.size() - shape.size();
+/// The value of kernel input `input` that prologue `operand` reads at its
+/// element (`row`, `column`), loaded by `evaluator`: lanes along the row,
+/// or one value where the input is broadcast along it.
+static Value loadPrologueInput(OpBuilder &b, Location loc,
+                               PointEvaluator &evaluator, BlockArgument input,
+                               Value operand, Value row, Value column) {
   SmallVector<Value> index;
-  for (auto [d, size] : llvm::enumerate(shape)) {
-    int64_t outer = d + skipped;
-    index.push_back(size == 1 && full[outer] != 1 ? indexConst(b, loc, 0)
-                    : outer == 0                  ? row
-                                                  : column);
-  }
-  Value buffer = buffers.inputs[input.getArgNumber()];
-  Type type = cast<MemRefType>(buffer.getType()).getElementType();
-  bool lanes = !shape.empty() && !(shape.back() == 1 && full.back() != 1);
-  Value value =
-      lanes ? vector::LoadOp::create(
-                  b, loc, VectorType::get({kUnitElements}, type), buffer, index,
-                  /*nontemporal=*/false, vectorAlignment(type, kUnitElements))
-                  .getResult()
-            : memref::LoadOp::create(b, loc, buffer, index).getResult();
-  return extendToF32(b, loc, value);
+  SmallVector<std::optional<int64_t>> sources =
+      getBroadcastSources(shapeOf(input), shapeOf(operand));
+  Value operandIndex[] = {row, column};
+  for (std::optional<int64_t> source : sources)
+    index.push_back(source ? operandIndex[*source] : indexConst(b, loc, 0));
+  // Broadcast along the row: one value for all lanes.
+  bool lanes = !sources.empty() && sources.back().has_value();
+  return evaluator.load(input, index, lanes);
 }
 
 LogicalResult
@@ -575,8 +555,8 @@ TileLaunch::writePrologues(OpBuilder &b, const Pipeline &pipe, Value thread,
           arith::SubIOp::create(b, loc, part.columnLimit,
                                 indexConst(b, loc, kUnitElements)));
       for (BlockArgument input : inputs)
-        unit.inputs.push_back(
-            loadPrologueInput(b, input, part.operand, inRow, inColumn));
+        unit.inputs.push_back(loadPrologueInput(b, loc, evaluator, input,
+                                                part.operand, inRow, inColumn));
       units.push_back(std::move(unit));
     }
     if (inPlace)
@@ -981,20 +961,12 @@ static SmallVector<Value> getPrologueOperands(const TiledProducts &tiled) {
 /// scalar); null when there is none or several.
 static BlockArgument getInPlaceSource(Value operand) {
   BlockArgument source;
-  SmallVector<Value> work = {operand};
-  llvm::SmallPtrSet<Operation *, 8> visited;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      if (shapeOf(arg) != shapeOf(operand) || arg == source)
-        continue;
-      if (source || arg.getType() != operand.getType())
-        return {};
-      source = arg;
+  for (BlockArgument input : getPrologueInputs(operand)) {
+    if (shapeOf(input) != shapeOf(operand))
       continue;
-    }
-    if (visited.insert(value.getDefiningOp()).second)
-      llvm::append_range(work, value.getDefiningOp()->getOperands());
+    if (source || input.getType() != operand.getType())
+      return {};
+    source = input;
   }
   return source;
 }

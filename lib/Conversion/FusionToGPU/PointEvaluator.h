@@ -67,8 +67,11 @@ public:
     Cache saved;
   };
 
-private:
+  /// Kernel input `arg` at `index` as f32: a vector of `width` lanes along
+  /// the last dimension when `lanes`, a scalar otherwise.
   Value load(BlockArgument arg, ArrayRef<Value> index, bool lanes);
+
+private:
   FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
   FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
   FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);

@@ -369,10 +369,8 @@ int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart) {
   return llvm::divideCeil(rowPart, plan.getVector() * plan.getThreads());
 }
 
-/// The kernel inputs that evaluating `roots` reads, not looking past the
-/// values in `known` (computed by an earlier pass).
-static llvm::SmallDenseSet<unsigned>
-inputsReadBy(ArrayRef<Value> roots, const DenseSet<Value> &known) {
+llvm::SmallDenseSet<unsigned>
+fusion::getInputsReadBy(ArrayRef<Value> roots, const DenseSet<Value> &known) {
   llvm::SmallDenseSet<unsigned> inputs;
   DenseSet<Value> visited;
   SmallVector<Value> work(roots);
@@ -586,7 +584,7 @@ rowPasses(KernelOp kernel, const RowKernelShape &row, bool streamed) {
   if (streamed) {
     DenseSet<Value> known;
     auto count = [&](ArrayRef<Value> roots) {
-      for (unsigned input : inputsReadBy(roots, known))
+      for (unsigned input : getInputsReadBy(roots, known))
         ++passes[input];
     };
     for (Operation *reduction : row.reductions) {

@@ -210,6 +210,11 @@ inline constexpr int64_t kMaxWgmmaSplit = 16;
 int64_t getWgmmaTileColumns(const TiledProducts &tiled,
                             const WgmmaTiles &tiles);
 
+/// The kernel inputs (block argument numbers) that evaluating the body
+/// values `roots` reads, not looking past the values in `known`.
+llvm::SmallDenseSet<unsigned>
+getInputsReadBy(ArrayRef<Value> roots, const DenseSet<Value> &known = {});
+
 /// Whether the `matmul_wgmma` tiles take matmul operand `operand` of a
 /// kernel body: a kernel input, which TMA loads, or elementwise math on
 /// kernel inputs (a prologue: convert, scale by a vector per row or per
