@@ -117,15 +117,6 @@ class _Support(OperatorSupportBase):
         return len(devices) == 1 and devices <= {"cpu", "cuda", "meta"}
 
 
-def _cache_dir():
-    root = os.environ.get("FUSION_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "fusion")
-    os.makedirs(root, exist_ok=True)
-    return root
-
-
 @functools.lru_cache(maxsize=None)
 def _compiler_identity(tool):
     """What identifies the compiler in a cache key: a hash of fusion-compile
@@ -155,10 +146,10 @@ def _cached_library(text, target, chip, options):
     key_text = "\n".join([text, target, chip or "", _compiler_identity(tool),
                           options.get("matmul_backend", "auto")])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
-    entry = os.path.join(_cache_dir(), key)
+    entry = os.path.join(tools.cache_dir(), key)
     library = os.path.join(entry, "part.fused.so")
     if not os.path.exists(library):
-        root = _cache_dir()
+        root = tools.cache_dir()
         scratch = tempfile.mkdtemp(prefix="compiling-", dir=root)
         try:
             source = os.path.join(scratch, "part.mlir")

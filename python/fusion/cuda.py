@@ -15,7 +15,9 @@ FUSION_DEBUG=1) outputs are poisoned with NaN first, so unwritten elements
 show: the checks ask for it, a user's call does not pay for it. Every call
 runs on PyTorch's current stream of the inputs' device (`with
 torch.cuda.stream(s):` orders it with the work on `s`, and
-`torch.cuda.graph` can capture it). Dynamic sizes that disagree raise
+`torch.cuda.graph` can capture it). A call like one checked before (the
+same dtypes, shapes, strides and device) is made from C++ (fusion.launch):
+the host time of a launch-bound call. Dynamic sizes that disagree raise
 fusion.cpu.SizeMismatchError (the compiled function checks them before it
 launches anything); a CUDA error in the runtime raises RuntimeError.
 """
@@ -27,7 +29,7 @@ import json
 import os
 import threading
 
-from . import cpu, tools
+from . import cpu, launch, tools
 
 # The kernels read and write whole vectors of up to this many bytes from
 # the start of every buffer.
@@ -69,7 +71,6 @@ class Function:
         self.in_place = in_place
         self._entry = getattr(module._library, "_mlir_ciface_" + name)
         self._entry.restype = None
-        # Looked up once: calls are on the hot path (launch-bound programs).
         self._input_dtypes = [self._torch_dtype(t) for t in inputs]
         self._output_dtypes = [self._torch_dtype(t) for t in outputs]
         self._ranks = [len(t.shape) for t in list(inputs) + list(outputs)]
@@ -77,10 +78,12 @@ class Function:
         self._static_sizes = [tuple((i, d) for i, d in enumerate(t.shape) if d is not None)
                               for t in list(inputs) + list(outputs)]
         self._local = threading.local()
-        # Calls whose arguments' (dtype, shape, strides, device) passed the
-        # checks before: the output shapes and device, so the next such call
-        # goes straight to the launch (calls are on the hot path of decoding).
-        self._known = {}
+        # Calls like one checked before, made from C++ (calls are on the hot
+        # path of decoding); not when outputs are poisoned first.
+        known = launch.KnownCalls(
+            self._entry, module.set_stream, module._runtime.fusion_cuda_last_error,
+            self._ranks, len(inputs), self._output_dtypes) if not module.debug else None
+        self._known = known if known else None
 
     @staticmethod
     def _torch_dtype(t):
@@ -127,64 +130,21 @@ class Function:
             descriptors = [cpu._descriptor_type(rank)() for rank in self._ranks]
             arguments = (descriptors, [ctypes.byref(d) for d in descriptors])
             self._local.arguments = arguments
-            self._local.filled = None  # the key whose sizes the descriptors hold
         return arguments
 
-    _KNOWN_LIMIT = 256
-
-    @staticmethod
-    def _key(tensors, outputs):
-        """What a call's checks depend on, per tensor; None when an argument
-        is not a tensor."""
-        try:
-            key = tuple([(x.dtype, x.shape, x.stride(), x.device) for x in tensors])
-            if outputs is not None:
-                key = (key, tuple([(x.dtype, x.shape, x.stride(), x.device) for x in outputs]))
-        except AttributeError:
-            return None
-        return key
-
-    def _known_call(self, key, tensors, outputs):
-        """The call, if arguments like these (`key`) passed the checks
-        before and every buffer starts on a vector boundary; else None (the
-        checked path then runs, and raises what is wrong)."""
-        known = self._known.get(key)
-        if known is None:
-            return None
-        shapes, device, key = known  # this key object: compared by identity below
-        if any(x.data_ptr() % _VECTOR_BYTES for x in tensors):
-            return None
-        import torch
-        if outputs is None:
-            outputs = [torch.empty(shape, dtype=dtype, device=device)
-                       for shape, dtype in zip(shapes, self._output_dtypes)]
-            if self.module.debug:
-                for out, t in zip(outputs, self.outputs):
-                    if t.element != "i1":
-                        out.fill_(float("nan"))
-        buffers = [x.data_ptr() for x in itertools.chain(tensors, outputs)]
-        if any(b % _VECTOR_BYTES for b in buffers[len(tensors):]):
-            return None
-        self.module.use_stream(device)
-        descriptors, pointers = self._arguments()
-        if self._local.filled is not key:
-            for desc, x, rank in zip(descriptors, itertools.chain(tensors, outputs), self._ranks):
-                if rank:
-                    desc.sizes[:] = x.shape
-                    desc.strides[:] = x.stride()
-            self._local.filled = key
-        for desc, b in zip(descriptors, buffers):
-            desc.allocated = desc.aligned = b
-        self._entry(*pointers)
-        self.module.raise_if_failed(self.name)
-        return tuple(outputs)
-
     def __call__(self, *tensors, outputs=None):
-        key = self._key(tensors, outputs)
-        if key is not None:
-            known = self._known_call(key, tensors, outputs)
-            if known is not None:
-                return known
+        known = self._known
+        if known is not None:
+            made = known.call(tensors, None if outputs is None else tuple(outputs))
+            if made is not None:
+                if made is False:
+                    self.module.raise_if_failed(self.name)
+                return made
+        return self._checked_call(tensors, outputs)
+
+    def _checked_call(self, tensors, outputs):
+        """A call checked against the signature (raising what is wrong),
+        inputs off a vector boundary copied; remembered as known after."""
         import torch
         self.check(tensors)
         if outputs is not None:
@@ -208,14 +168,12 @@ class Function:
             if rank:
                 desc.sizes[:] = x.shape
                 desc.strides[:] = x.stride()
-        self._local.filled = None
         self._entry(*pointers)
         self.module.raise_if_failed(self.name)
-        if key is not None and not copied:
-            # Kept for _known_call (only calls whose inputs needed no copy).
-            if len(self._known) >= self._KNOWN_LIMIT:
-                self._known.clear()
-            self._known[key] = ([tuple(o.shape) for o in outputs], device, key)
+        if self._known is not None and not copied:
+            # Only calls whose inputs needed no copy: C++ makes the next
+            # such call with these very buffers.
+            self._known.remember(tensors, [o.shape for o in outputs], device)
         return tuple(outputs)
 
 
@@ -239,10 +197,6 @@ def _current_stream(device):
     return _stream_getter()(index)
 
 
-# Per thread: the stream each runtime was last told (see Module.use_stream).
-_streams_set = threading.local()
-
-
 class Module(cpu.FunctionTable):
     def __init__(self, path, debug=None):
         self.debug = cpu.debug_default() if debug is None else debug
@@ -254,21 +208,14 @@ class Module(cpu.FunctionTable):
         self._runtime.fusion_cuda_set_stream.argtypes = [ctypes.c_void_p]
         self._runtime.fusion_cuda_set_stream.restype = None
         self.set_stream = self._runtime.fusion_cuda_set_stream
-        # One runtime serves every library that loaded it: the stream it
-        # was last given on this thread is remembered per runtime.
-        self._runtime_id = ctypes.cast(self.set_stream, ctypes.c_void_p).value
         signatures = cpu.read_signatures(path)
         self.functions = {name: Function(self, name, ins, outs, in_place)
                           for name, (ins, outs, in_place) in signatures.items()}
 
     def use_stream(self, device):
         """Makes the runtime launch this thread's calls on PyTorch's current
-        stream of `device` (told only when it changed)."""
-        stream = _current_stream(device)
-        last = _streams_set.__dict__.setdefault("by_runtime", {})
-        if last.get(self._runtime_id) != stream:
-            self.set_stream(stream)
-            last[self._runtime_id] = stream
+        stream of `device` (told every call: known calls tell it from C++)."""
+        self.set_stream(_current_stream(device))
 
     def raise_if_failed(self, function=None):
         error = self._runtime.fusion_cuda_last_error()

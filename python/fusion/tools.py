@@ -1,5 +1,6 @@
 """Where Fusion's command-line tools are: a build directory when the caller
-names one, else the installed package's own copies (fusion/bin), else PATH."""
+names one, else the installed package's own copies (fusion/bin), else PATH.
+Also where Fusion caches what it builds on a machine (cache_dir)."""
 
 import os
 import shutil
@@ -20,3 +21,15 @@ def find(name, build_dir=None):
     raise FileNotFoundError(
         f"{name} not found: pass build_dir=, install the package (pip install build/python-package) "
         f"or put it on PATH")
+
+
+def cache_dir():
+    """The directory of Fusion's disk cache (compiled parts of torch.compile
+    graphs, the C++ call path): FUSION_CACHE_DIR, else fusion/ in the user's
+    cache directory."""
+    root = os.environ.get("FUSION_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "fusion")
+    os.makedirs(root, exist_ok=True)
+    return root

@@ -2,7 +2,8 @@
 # there from another directory, with no PYTHONPATH, LD_LIBRARY_PATH or
 # Fusion on PATH: `import fusion` comes from the environment, fusion-compile
 # from the package (fusion/bin), a CPU library it compiles loads and runs,
-# and its traffic counters work. (The environment sees the system's
+# and its traffic counters work; the C++ call path's source (built on first
+# use against the PyTorch at hand) is in the package. (The environment sees the system's
 # site-packages for numpy and setuptools, so the install needs no network.)
 #
 # RUN: rm -rf %t && mkdir -p %t
@@ -22,6 +23,8 @@ if __name__ == "__main__" and len(sys.argv) == 2:
 
     venv = os.path.join(work, "venv")
     assert os.path.abspath(fusion.__file__).startswith(venv), fusion.__file__
+    from fusion import launch
+    assert os.path.exists(launch._SOURCE) and launch._SOURCE.startswith(venv), launch._SOURCE
     compiler = tools.find("fusion-compile")
     assert compiler.startswith(venv), compiler
     source = os.path.join(work, "chain.mlir")
