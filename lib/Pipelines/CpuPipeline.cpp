@@ -36,7 +36,8 @@ void fusion::buildFusionToCpuPipeline(OpPassManager &pm,
                                       const FusionToCpuOptions &options) {
   // The sizes a call must agree on, checked at entry once lowered.
   pm.addPass(createFusionRecordSizeChecks());
-  buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
+  buildFusionKernels(pm, options.fuse, options.matmulEpilogue,
+                     kCpuFormsAttention);
   pm.addPass(createFusionToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

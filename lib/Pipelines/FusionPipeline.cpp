@@ -13,6 +13,14 @@ using namespace mlir::fusion;
 
 void fusion::buildFusionPipeline(OpPassManager &pm,
                                  const FusionPipelineOptions &options) {
+  // Attention first, while its softmax is whole: merging neighbours never
+  // forms it (the softmax needs whole rows of scores).
+  if (options.attention) {
+    FusionFuseAttentionOptions attention;
+    attention.emitRemarks = options.emitRemarks;
+    pm.addPass(createFusionFuseAttention(attention));
+  }
+
   // Primitive ops, with constants folded and duplicates merged, so the
   // fusion passes see the real dataflow.
   // Elementwise composites (gelu, silu, sigmoid) stay whole: they fuse like
@@ -61,10 +69,11 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
 }
 
 void fusion::buildFusionKernels(OpPassManager &pm, bool fuse,
-                                MatmulEpilogue matmulEpilogue) {
+                                MatmulEpilogue matmulEpilogue, bool attention) {
   if (fuse) {
     FusionPipelineOptions options;
     options.matmulEpilogue = matmulEpilogue;
+    options.attention = attention;
     buildFusionPipeline(pm, options);
     return;
   }

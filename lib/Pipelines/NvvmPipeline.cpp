@@ -32,7 +32,8 @@ void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
                                        const FusionToNvvmOptions &options) {
   // The sizes a call must agree on, checked at entry once lowered.
   pm.addPass(createFusionRecordSizeChecks());
-  buildFusionKernels(pm, options.fuse, options.matmulEpilogue);
+  buildFusionKernels(pm, options.fuse, options.matmulEpilogue,
+                     kGpuFormsAttention);
   // The plan of every kernel for the chip: what the report counts and the
   // codegen carries out.
   FusionPlanKernelsOptions plan;

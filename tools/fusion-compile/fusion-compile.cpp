@@ -261,7 +261,10 @@ int main(int argc, char **argv) {
   // lowering itself leaves no fusion.kernel to look at).
   OwningOpRef<ModuleOp> kernels = module->clone();
   PassManager formKernels(&context);
-  mlir::fusion::buildFusionKernels(formKernels, !noFuse, matmulEpilogue);
+  mlir::fusion::buildFusionKernels(formKernels, !noFuse, matmulEpilogue,
+                                   target == "cuda"
+                                       ? mlir::fusion::kGpuFormsAttention
+                                       : mlir::fusion::kCpuFormsAttention);
   if (failed(formKernels.run(*kernels)) ||
       failed(writeSignatures(*module, *kernels, outputFile, target)))
     return 1;

@@ -43,6 +43,11 @@ struct FusionPipelineOptions
   PassOptions::Option<bool> horizontal{
       *this, "horizontal", llvm::cl::desc("Run fusion-fuse-horizontal"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> attention{
+      *this, "attention",
+      llvm::cl::desc("Run fusion-fuse-attention first (off for the GPU, "
+                     "which has no attention strategy yet)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> emitRemarks{
       *this, "emit-remarks",
       llvm::cl::desc("Remarks on every edge left unfused"),
@@ -101,8 +106,8 @@ struct FusionToNvvmOptions
       llvm::cl::init(false)};
 };
 
-/// decompose, canonicalize, cse, fuse-producer-consumer, fuse-reductions,
-/// fuse-horizontal, canonicalize, cse.
+/// fuse-attention, decompose, canonicalize, cse, fuse-producer-consumer,
+/// fuse-reductions, fuse-horizontal, canonicalize, cse.
 void buildFusionPipeline(OpPassManager &pm,
                          const FusionPipelineOptions &options);
 
@@ -112,12 +117,19 @@ void buildFusionPipeline(OpPassManager &pm,
 void buildFusionToCpuPipeline(OpPassManager &pm,
                               const FusionToCpuOptions &options);
 
-/// The kernels both lowerings start from: fusion-pipeline when `fuse`,
-/// otherwise one kernel per primitive op (decompose, canonicalize, cse,
-/// fusion-outline), so the unfused program goes through the same code.
-void buildFusionKernels(
-    OpPassManager &pm, bool fuse,
-    MatmulEpilogue matmulEpilogue = MatmulEpilogue::library);
+/// Whether each lowering forms attention kernels (fusion-fuse-attention):
+/// the CPU computes them op by op; the GPU has no attention strategy yet
+/// (one would run per_element), so there attention stays its products and
+/// softmax.
+inline constexpr bool kCpuFormsAttention = true;
+inline constexpr bool kGpuFormsAttention = false;
+
+/// The kernels both lowerings start from: fusion-pipeline when `fuse`
+/// (with attention kernels when `attention`), otherwise one kernel per
+/// primitive op (decompose, canonicalize, cse, fusion-outline), so the
+/// unfused program goes through the same code.
+void buildFusionKernels(OpPassManager &pm, bool fuse,
+                        MatmulEpilogue matmulEpilogue, bool attention);
 
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();

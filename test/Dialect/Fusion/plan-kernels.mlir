@@ -635,3 +635,19 @@ func.func @prologue_transposed(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) ->
   }
   return %0 : tensor<?x96xbf16>
 }
+
+// An attention kernel (formed by hand: fusion-compile forms them for the
+// CPU only) has no GPU strategy yet: per_element, and the remark says so.
+// CHECK-LABEL: func @attention
+// CHECK: plan = #fusion.plan<per_element
+// REMARK: remark: [plan] runs per_element: no GPU strategy for attention kernels yet
+func.func @attention(%q: tensor<64x32xf32>, %kt: tensor<32x64xf32>, %v: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %0 = fusion.kernel attention (%q, %kt, %v) : (tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>) -> tensor<64x32xf32> {
+  ^bb0(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x32xf32>):
+    %s = fusion.matmul %a, %b : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
+    %p = fusion.softmax %s axis = 1 : tensor<64x64xf32>
+    %o = fusion.matmul %p, %c : (tensor<64x64xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
+    fusion.yield %o : tensor<64x32xf32>
+  }
+  return %0 : tensor<64x32xf32>
+}

@@ -849,6 +849,10 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
       return *split;
     break;
   }
+  case KernelKind::attention:
+    reason = "no GPU strategy for attention kernels yet (fusion-compile "
+             "forms them for the CPU only)";
+    break;
   }
   if (fallbackReason)
     *fallbackReason = reason;

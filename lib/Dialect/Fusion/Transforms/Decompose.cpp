@@ -66,20 +66,33 @@ private:
   Type f32;
 };
 
+/// Whether `op` is in an attention kernel, whose softmax its strategy
+/// computes whole (online, as the scores are made).
+static bool isInAttentionKernel(Operation *op) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  return kernel && kernel.getKind() == KernelKind::attention;
+}
+
 /// Rewrites a composite op whose result has its first operand's element
 /// type: `compute` gets the f32 builder and returns the f32 result.
 template <typename OpTy> struct CompositePattern : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+  CompositePattern(MLIRContext *context, bool insideAttention)
+      : OpRewritePattern<OpTy>(context), insideAttention(insideAttention) {}
 
   virtual Value computeF32(F32Builder &f, OpTy op) const = 0;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const final {
+    if (!insideAttention && isInAttentionKernel(op))
+      return rewriter.notifyMatchFailure(op, "inside an attention kernel");
     F32Builder f(rewriter, op.getLoc());
     Value result = computeF32(f, op);
     rewriter.replaceOp(op, f.fromF32(result, getElementTypeOrSelf(op)));
     return success();
   }
+
+private:
+  bool insideAttention;
 };
 
 static int64_t lastAxis(Value x) {
@@ -209,7 +222,10 @@ struct FusionDecomposePass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns, elementwise);
+    // An attention kernel's softmax stays whole for its strategy; the
+    // lowerings decompose it if they compute the kernel op by op.
+    populateDecomposePatterns(patterns, elementwise,
+                              /*insideAttention=*/false);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -218,10 +234,10 @@ struct FusionDecomposePass
 } // namespace
 
 void fusion::populateDecomposePatterns(RewritePatternSet &patterns,
-                                       bool elementwise) {
+                                       bool elementwise, bool insideAttention) {
   patterns.add<DecomposeRmsNorm, DecomposeLayerNorm, DecomposeSoftmax,
-               DecomposeLogSumExp>(patterns.getContext());
+               DecomposeLogSumExp>(patterns.getContext(), insideAttention);
   if (elementwise)
     patterns.add<DecomposeGelu, DecomposeSigmoid, DecomposeSilu>(
-        patterns.getContext());
+        patterns.getContext(), insideAttention);
 }

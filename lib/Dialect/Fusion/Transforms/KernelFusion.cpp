@@ -585,6 +585,10 @@ FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
                                             FusionRules rules,
                                             std::string &reason) {
   KernelKind p = producer.getKind(), c = consumer.getKind();
+  if (p == KernelKind::attention || c == KernelKind::attention) {
+    reason = "[attention] an attention kernel is a fusion boundary";
+    return failure();
+  }
   if (p != KernelKind::matmul && c == KernelKind::matmul) {
     reason = "[matmul-boundary] matmul is a fusion boundary";
     if (p != KernelKind::elementwise)

@@ -80,7 +80,8 @@ def Fusion_KernelKind : I32EnumAttr<"KernelKind",
       I32EnumAttrCase<"wide_row", 2>,
       I32EnumAttrCase<"column_reduction", 3>,
       I32EnumAttrCase<"reduction", 4>,
-      I32EnumAttrCase<"matmul", 5>]> {
+      I32EnumAttrCase<"matmul", 5>,
+      I32EnumAttrCase<"attention", 6>]> {
   let cppNamespace = "::mlir::fusion";
   let genSpecializedAttr = 0;
 }

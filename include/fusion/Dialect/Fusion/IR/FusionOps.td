@@ -464,7 +464,10 @@ def Fusion_KernelOp : Fusion_Op<"kernel", [
     `max-row-elements` (or of dynamic length), split over a cluster of
     blocks or streamed; `column_reduction`: reductions over outer axes;
     `reduction`: any other reduction; `matmul`: a matrix product with its
-    epilogue). `name` says which function and which kernel it is. `plan`
+    epilogue; `attention`: `softmax(f(Q K^T)) V`, two products with
+    elementwise math on the scores and a softmax over their last axis
+    between them, the scores never written). `name` says which function and
+    which kernel it is. `plan`
     (a `#fusion.plan`, from `fusion-plan-kernels` or written by hand) says
     how the GPU runs it: the kind says what the kernel is, the plan how.
 

@@ -18,9 +18,11 @@ namespace fusion {
 
 /// Patterns rewriting rms_norm, layer_norm, softmax and logsumexp, and with
 /// `elementwise` also gelu, silu and sigmoid, into primitive fusion ops
-/// computed in f32.
+/// computed in f32; with `insideAttention`, also inside attention kernels
+/// (for lowerings that compute them op by op).
 void populateDecomposePatterns(RewritePatternSet &patterns,
-                               bool elementwise = true);
+                               bool elementwise = true,
+                               bool insideAttention = true);
 
 #define GEN_PASS_REGISTRATION
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"

@@ -83,6 +83,42 @@ def FusionRecordSizeChecks
   }];
 }
 
+def FusionFuseAttention : Pass<"fusion-fuse-attention"> {
+  let summary = "Group attention, softmax(f(Q K^T)) V, into one kernel";
+  let description = [{
+    Attention does not fuse by merging neighbours: the softmax needs whole
+    rows of scores, so greedy fusion writes the scores, the program's
+    largest tensor, and reads them back. This pass recognizes it whole and
+    makes one `attention` kernel of
+
+    - the scores, a `matmul` of Q `[..., Sq, D]` and K^T `[..., D, Sk]`
+      (with the `transpose` of K's last two axes when only this product
+      reads it); batch axes broadcast as the matmul's do, so grouped-query
+      heads (K and V of one head read by a group of query heads) are a size-1
+      axis of K and V;
+    - the elementwise math on the scores, in order (a scale, an additive
+      mask or bias, a `tanh` soft-cap, a `select` by a boolean mask): ops of
+      the scores' shape, each used only by the next, whose other operands
+      do not depend on the scores;
+    - `softmax` over the last axis (the keys), kept whole in the kernel
+      (`fusion-decompose` leaves it; the lowerings expand it);
+    - the output, a `matmul` of the probabilities by V `[..., Sk, Dv]`, the
+      probabilities read by nothing else.
+
+    The kernel fuses nothing else (`[attention]` in the other passes'
+    remarks). It runs first in `fusion-pipeline`, before the composites are
+    decomposed. With `emit-remarks`, a softmax that is read by a product or
+    reads one but is not the middle of an attention says why
+    (`[attention] ...`).
+
+    The CPU lowering computes the kernel op by op; the GPU has no attention
+    strategy yet, so `fusion-compile --target=cuda` does not run this pass
+    (a kernel formed by hand runs `per_element`, correct and slow).
+  }];
+  let options = [FusionRemarkOption];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
 def FusionOutline : Pass<"fusion-outline"> {
   let summary = "Wrap every compute op into a one-op fusion.kernel";
   let description = [{

@@ -1,0 +1,223 @@
+//===- FuseAttention.cpp - softmax(f(Q K^T)) V as one kernel --------------===//
+//
+// Attention is fused by recognizing it, not by merging neighbours: the
+// softmax needs whole rows of scores, so the greedy passes would write the
+// scores and read them back. Matched from its softmax outwards, before the
+// composites are decomposed, and wrapped into one `attention` kernel that
+// the other fusion passes leave alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
+#include "fusion/Dialect/Fusion/Analysis/Traffic.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_FUSIONFUSEATTENTION
+#include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+/// The ops of one attention, in program order: [transpose of K], the scores'
+/// product, the math on the scores, the softmax, the output's product.
+struct Attention {
+  SmallVector<Operation *> ops;
+  MatmulOp output;
+};
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+/// Whether `op` swaps the last two axes of a value only `user` reads (K of
+/// `Q K^T`, which then joins the kernel).
+bool isKeyTranspose(Operation *op, Operation *user) {
+  auto transpose = dyn_cast_or_null<TransposeOp>(op);
+  if (!transpose || !transpose->hasOneUse() || *transpose->user_begin() != user)
+    return false;
+  return isMatrixTranspose(transpose.getPermutation());
+}
+
+/// Walks from `value` (what the softmax reads) back to the product of the
+/// scores along elementwise ops of its shape, each read only by the next;
+/// appends the ops from the product on. The operands off the path are the
+/// math's other inputs (a mask, a bias, constants). Fails with a reason,
+/// empty when no product is reached at all (not an attention candidate).
+/// Looks at most `depth` ops back.
+FailureOr<MatmulOp> collectScoreMath(Value value, ArrayRef<int64_t> scores,
+                                     SmallVectorImpl<Operation *> &math,
+                                     std::string &reason, int depth = 32) {
+  Operation *op = value.getDefiningOp();
+  if (auto product = dyn_cast_or_null<MatmulOp>(op)) {
+    if (!value.hasOneUse()) {
+      reason = "the scores (the product) are read elsewhere too: they would "
+               "be written anyway";
+      return failure();
+    }
+    return product;
+  }
+  if (!op || !isElementwiseMath(op) || depth == 0)
+    return failure();
+  // The path goes through the one operand computed from a product.
+  FailureOr<MatmulOp> product = failure();
+  for (Value operand : op->getOperands()) {
+    size_t before = math.size();
+    std::string inner;
+    FailureOr<MatmulOp> found =
+        collectScoreMath(operand, scores, math, inner, depth - 1);
+    if (succeeded(found)) {
+      if (succeeded(product)) {
+        reason = "two operands of '" + op->getName().getStringRef().str() +
+                 "' come from products";
+        return failure();
+      }
+      product = found;
+    } else {
+      math.resize(before);
+      if (!inner.empty()) {
+        reason = inner;
+        return failure();
+      }
+    }
+  }
+  if (failed(product))
+    return failure();
+  if (!value.hasOneUse()) {
+    reason = "a value of the math on the scores ('" +
+             op->getName().getStringRef().str() + "') is read elsewhere too";
+    return failure();
+  }
+  if (shapeOf(value) != scores) {
+    reason = "'" + op->getName().getStringRef().str() +
+             "' changes the shape of the scores";
+    return failure();
+  }
+  math.push_back(op);
+  return product;
+}
+
+/// The attention around `softmax`, or a reason; an empty reason when the
+/// softmax neither reads nor feeds a product (not a candidate).
+FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
+  Value probabilities = softmax.getResult();
+  auto output = probabilities.hasOneUse()
+                    ? dyn_cast<MatmulOp>(*probabilities.user_begin())
+                    : MatmulOp();
+  bool feedsProduct = llvm::any_of(
+      probabilities.getUsers(), [](Operation *u) { return isa<MatmulOp>(u); });
+
+  SmallVector<Operation *> math;
+  std::string pathReason;
+  FailureOr<MatmulOp> scores = collectScoreMath(
+      softmax.getX(), shapeOf(softmax.getX()), math, pathReason);
+  if (failed(scores) && pathReason.empty() && !feedsProduct)
+    return failure(); // not a candidate: say nothing
+  auto refuse = [&](const std::string &why) -> FailureOr<Attention> {
+    reason = "[attention] not an attention: " + why;
+    return failure();
+  };
+  if (failed(scores))
+    return refuse(pathReason.empty() ? "the softmax does not read a product "
+                                       "through elementwise math"
+                                     : pathReason);
+  int64_t rank = shapeOf(probabilities).size();
+  if (rank < 2 || static_cast<int64_t>(softmax.getAxis()) != rank - 1)
+    return refuse("the softmax is not over the last axis (the keys)");
+  if (!output)
+    return refuse("the probabilities are read by something other than one "
+                  "product");
+  if (output.getA() != probabilities)
+    return refuse("the probabilities are not the left operand of the "
+                  "product");
+
+  Attention attention;
+  Operation *keys = scores->getB().getDefiningOp();
+  if (isKeyTranspose(keys, *scores))
+    attention.ops.push_back(keys);
+  attention.ops.push_back(*scores);
+  llvm::append_range(attention.ops, math);
+  attention.ops.push_back(softmax);
+  attention.ops.push_back(output);
+  attention.output = output;
+  return attention;
+}
+
+/// Replaces the ops of `attention` by one attention kernel at the output's
+/// place: its inputs are Q, K (or K^T), V, then the other operands from
+/// outside in program order (splat constants are cloned in); the output
+/// product's result is its only result.
+void formKernel(const Attention &attention) {
+  llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
+                                            attention.ops.end());
+  MatmulOp output = attention.output;
+  SmallVector<Value> inputs;
+  auto addInput = [&](Value operand) {
+    if (!inside.contains(operand.getDefiningOp()) &&
+        !isSplatConstant(operand) && !llvm::is_contained(inputs, operand))
+      inputs.push_back(operand);
+  };
+  Operation *first = attention.ops.front();
+  auto scores = dyn_cast<MatmulOp>(first);
+  if (!scores) // K's transpose
+    scores = cast<MatmulOp>(attention.ops[1]);
+  addInput(scores.getA());
+  addInput(isa<TransposeOp>(first) ? first->getOperand(0) : scores.getB());
+  addInput(output.getB());
+  for (Operation *op : attention.ops)
+    for (Value operand : op->getOperands())
+      addInput(operand);
+
+  OpBuilder builder(output);
+  SmallVector<Location> locations = llvm::map_to_vector(
+      attention.ops, [](Operation *op) { return op->getLoc(); });
+  auto kernel =
+      KernelOp::create(builder, builder.getFusedLoc(locations),
+                       output->getResultTypes(), KernelKind::attention, inputs);
+  Block &body = kernel.getBodyBlock();
+  IRMapping mapping;
+  mapping.map(inputs, body.getArguments());
+  builder.setInsertionPointToStart(&body);
+  for (Operation *op : attention.ops) {
+    for (Value operand : op->getOperands())
+      if (!mapping.contains(operand) && isSplatConstant(operand))
+        builder.clone(*operand.getDefiningOp(), mapping);
+    builder.clone(*op, mapping);
+  }
+  YieldOp::create(builder, output.getLoc(), mapping.lookup(output.getResult()));
+  output.getResult().replaceAllUsesWith(kernel.getResult(0));
+  for (Operation *op : llvm::reverse(attention.ops))
+    op->erase();
+}
+
+struct FuseAttentionPass
+    : fusion::impl::FusionFuseAttentionBase<FuseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation()->walk([&](SoftmaxOp softmax) {
+      // Not inside a kernel already formed (by hand or an earlier run).
+      if (!softmax->getParentOfType<KernelOp>())
+        softmaxes.push_back(softmax);
+    });
+    for (SoftmaxOp softmax : softmaxes) {
+      std::string reason;
+      FailureOr<Attention> attention = matchAttention(softmax, reason);
+      if (succeeded(attention)) {
+        formKernel(*attention);
+        continue;
+      }
+      if (emitRemarks && !reason.empty())
+        softmax.emitRemark() << reason;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,132 @@
+// Attention, softmax(f(Q K^T)) V, becomes one attention kernel: the
+// transpose of K, both products, the math on the scores and the softmax
+// (kept whole); what is not an attention says why with emit-remarks, and a
+// softmax that neither reads nor feeds a product says nothing.
+// RUN: fusion-opt %s --split-input-file --fusion-fuse-attention="emit-remarks" --verify-diagnostics | FileCheck %s
+
+// Scaled dot-product attention, K transposed in the program.
+// CHECK-LABEL: func @scaled
+// CHECK: %[[O:.+]] = fusion.kernel attention (%arg0, %arg1, %arg2)
+// CHECK-NEXT: ^bb0(%[[Q:.+]]: tensor<2x4x128x64xbf16>, %[[K:.+]]: tensor<2x4x128x64xbf16>, %[[V:.+]]: tensor<2x4x128x64xbf16>):
+// CHECK: %[[KT:.+]] = fusion.transpose %[[K]] permutation = [0, 1, 3, 2]
+// CHECK: %[[S:.+]] = fusion.matmul %[[Q]], %[[KT]]
+// CHECK: %[[C:.+]] = fusion.constant dense<1.250000e-01>
+// CHECK: %[[T:.+]] = fusion.mul %[[S]], %[[C]]
+// CHECK: %[[P:.+]] = fusion.softmax %[[T]] axis = 3
+// CHECK: %[[R:.+]] = fusion.matmul %[[P]], %[[V]]
+// CHECK: fusion.yield %[[R]]
+// CHECK: return %[[O]]
+func.func @scaled(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x128x64xbf16> -> tensor<2x4x64x128xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x128x64xbf16>, tensor<2x4x64x128xbf16>) -> tensor<2x4x128x128xbf16>
+  %c = fusion.constant dense<0.125> : tensor<bf16>
+  %t = fusion.mul %s, %c : (tensor<2x4x128x128xbf16>, tensor<bf16>) -> tensor<2x4x128x128xbf16>
+  %p = fusion.softmax %t axis = 3 : tensor<2x4x128x128xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x128x128xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
+  return %o : tensor<2x4x128x64xbf16>
+}
+
+// -----
+
+// Grouped-query heads (K and V of a head broadcast over a group of 4 query
+// heads), a dynamic sequence length, an additive mask, a tanh soft-cap and
+// a boolean mask applied by select; K^T given as it is.
+// CHECK-LABEL: func @grouped_softcap
+// CHECK: fusion.kernel attention (%arg0, %arg1, %arg2, %arg3, %arg4)
+// CHECK-NOT: fusion.transpose
+// CHECK: fusion.matmul
+// CHECK: fusion.add
+// CHECK: fusion.div
+// CHECK: fusion.tanh
+// CHECK: fusion.mul
+// CHECK: fusion.select
+// CHECK: fusion.softmax
+// CHECK: fusion.matmul
+// CHECK: fusion.yield
+func.func @grouped_softcap(%q: tensor<2x2x4x?x64xf32>, %kt: tensor<2x2x1x64x?xf32>, %v: tensor<2x2x1x?x64xf32>, %mask: tensor<?x?xf32>, %keep: tensor<?x?xi1>) -> tensor<2x2x4x?x64xf32> {
+  %s = fusion.matmul %q, %kt : (tensor<2x2x4x?x64xf32>, tensor<2x2x1x64x?xf32>) -> tensor<2x2x4x?x?xf32>
+  %m = fusion.add %s, %mask : (tensor<2x2x4x?x?xf32>, tensor<?x?xf32>) -> tensor<2x2x4x?x?xf32>
+  %cap = fusion.constant dense<30.0> : tensor<f32>
+  %d = fusion.div %m, %cap : (tensor<2x2x4x?x?xf32>, tensor<f32>) -> tensor<2x2x4x?x?xf32>
+  %th = fusion.tanh %d : tensor<2x2x4x?x?xf32>
+  %c = fusion.mul %th, %cap : (tensor<2x2x4x?x?xf32>, tensor<f32>) -> tensor<2x2x4x?x?xf32>
+  %ninf = fusion.constant dense<0xFF800000> : tensor<f32>
+  %sel = fusion.select %keep, %c, %ninf : (tensor<?x?xi1>, tensor<2x2x4x?x?xf32>, tensor<f32>) -> tensor<2x2x4x?x?xf32>
+  %p = fusion.softmax %sel axis = 4 : tensor<2x2x4x?x?xf32>
+  %o = fusion.matmul %p, %v : (tensor<2x2x4x?x?xf32>, tensor<2x2x1x?x64xf32>) -> tensor<2x2x4x?x64xf32>
+  return %o : tensor<2x2x4x?x64xf32>
+}
+
+// -----
+
+// The scores are returned too: they are written anyway.
+// CHECK-LABEL: func @scores_escape
+// CHECK-NOT: fusion.kernel
+func.func @scores_escape(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> (tensor<128x64xf32>, tensor<128x128xf32>) {
+  %s = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the scores (the product) are read elsewhere too}}
+  %p = fusion.softmax %s axis = 1 : tensor<128x128xf32>
+  %o = fusion.matmul %p, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %o, %s : tensor<128x64xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// A value of the math on the scores is returned.
+// CHECK-LABEL: func @math_escapes
+// CHECK-NOT: fusion.kernel
+func.func @math_escapes(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> (tensor<128x64xf32>, tensor<128x128xf32>) {
+  %s = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  %e = fusion.exp %s : tensor<128x128xf32>
+  %t = fusion.tanh %e : tensor<128x128xf32>
+  // expected-remark @+1 {{[attention] not an attention: a value of the math on the scores ('fusion.tanh') is read elsewhere too}}
+  %p = fusion.softmax %t axis = 1 : tensor<128x128xf32>
+  %o = fusion.matmul %p, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %o, %t : tensor<128x64xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// The probabilities are returned too.
+// CHECK-LABEL: func @probabilities_escape
+// CHECK-NOT: fusion.kernel
+func.func @probabilities_escape(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> (tensor<128x64xf32>, tensor<128x128xf32>) {
+  %s = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the probabilities are read by something other than one product}}
+  %p = fusion.softmax %s axis = 1 : tensor<128x128xf32>
+  %o = fusion.matmul %p, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %o, %p : tensor<128x64xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// The probabilities on the right of the product, and a softmax over the
+// queries.
+// CHECK-LABEL: func @not_attention
+// CHECK-NOT: fusion.kernel
+func.func @not_attention(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<128x128xf32>) {
+  %s = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the probabilities are not the left operand of the product}}
+  %p = fusion.softmax %s axis = 1 : tensor<128x128xf32>
+  %o = fusion.matmul %w, %p : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+  %s2 = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the softmax is not over the last axis (the keys)}}
+  %p2 = fusion.softmax %s2 axis = 0 : tensor<128x128xf32>
+  return %o, %p2 : tensor<64x128xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// A softmax that neither reads nor feeds a product is no candidate (no
+// remark); a softmax read by a product but computed from inputs only says
+// why it is not one.
+// CHECK-LABEL: func @plain
+// CHECK-NOT: fusion.kernel
+func.func @plain(%x: tensor<128x128xf32>, %v: tensor<128x64xf32>) -> (tensor<128x128xf32>, tensor<128x64xf32>) {
+  %p = fusion.softmax %x axis = 1 : tensor<128x128xf32>
+  %e = fusion.exp %x : tensor<128x128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the softmax does not read a product through elementwise math}}
+  %p2 = fusion.softmax %e axis = 1 : tensor<128x128xf32>
+  %o = fusion.matmul %p2, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %p, %o : tensor<128x128xf32>, tensor<128x64xf32>
+}
