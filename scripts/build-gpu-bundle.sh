@@ -101,6 +101,13 @@ with open(source, "w") as f:
 print(cuda.compile(source, build, bundle))
 # The call-path checks' functions.
 print(cuda.compile(os.path.join(root, "benchmarks/gpu/call_path.mlir"), build, bundle))
+# Decode attention (attention_rows), fused and an op per kernel.
+import attention_decode
+attention = os.path.join(bundle, "attention_decode.mlir")
+with open(attention, "w") as f:
+    f.write(attention_decode.MODULE)
+for fuse in (True, False):
+    print(cuda.compile(attention, build, bundle, fuse=fuse))
 # The same programs with the generated matmuls (tensor-core kernels where
 # they apply) and any epilogue fused.
 print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epilogue="any",

@@ -37,7 +37,7 @@ void fusion::buildFusionToCpuPipeline(OpPassManager &pm,
   // The sizes a call must agree on, checked at entry once lowered.
   pm.addPass(createFusionRecordSizeChecks());
   buildFusionKernels(pm, options.fuse, options.matmulEpilogue,
-                     kCpuFormsAttention);
+                     kCpuAttentionKernels);
   pm.addPass(createFusionToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

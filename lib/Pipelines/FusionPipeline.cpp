@@ -15,8 +15,9 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
                                  const FusionPipelineOptions &options) {
   // Attention first, while its softmax is whole: merging neighbours never
   // forms it (the softmax needs whole rows of scores).
-  if (options.attention) {
+  if (options.attention != AttentionKernels::none) {
     FusionFuseAttentionOptions attention;
+    attention.gpu = options.attention == AttentionKernels::gpu;
     attention.emitRemarks = options.emitRemarks;
     pm.addPass(createFusionFuseAttention(attention));
   }
@@ -69,7 +70,8 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
 }
 
 void fusion::buildFusionKernels(OpPassManager &pm, bool fuse,
-                                MatmulEpilogue matmulEpilogue, bool attention) {
+                                MatmulEpilogue matmulEpilogue,
+                                AttentionKernels attention) {
   if (fuse) {
     FusionPipelineOptions options;
     options.matmulEpilogue = matmulEpilogue;

@@ -263,8 +263,8 @@ int main(int argc, char **argv) {
   PassManager formKernels(&context);
   mlir::fusion::buildFusionKernels(formKernels, !noFuse, matmulEpilogue,
                                    target == "cuda"
-                                       ? mlir::fusion::kGpuFormsAttention
-                                       : mlir::fusion::kCpuFormsAttention);
+                                       ? mlir::fusion::kGpuAttentionKernels
+                                       : mlir::fusion::kCpuAttentionKernels);
   if (failed(formKernels.run(*kernels)) ||
       failed(writeSignatures(*module, *kernels, outputFile, target)))
     return 1;

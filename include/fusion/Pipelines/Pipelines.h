@@ -43,11 +43,11 @@ struct FusionPipelineOptions
   PassOptions::Option<bool> horizontal{
       *this, "horizontal", llvm::cl::desc("Run fusion-fuse-horizontal"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> attention{
+  PassOptions::Option<AttentionKernels> attention{
       *this, "attention",
-      llvm::cl::desc("Run fusion-fuse-attention first (off for the GPU, "
-                     "which has no attention strategy yet)"),
-      llvm::cl::init(true)};
+      llvm::cl::desc("Which attentions fusion-fuse-attention (run first) "
+                     "makes kernels of"),
+      llvm::cl::init(AttentionKernels::all), attentionKernelsValues()};
   PassOptions::Option<bool> emitRemarks{
       *this, "emit-remarks",
       llvm::cl::desc("Remarks on every edge left unfused"),
@@ -117,19 +117,19 @@ void buildFusionPipeline(OpPassManager &pm,
 void buildFusionToCpuPipeline(OpPassManager &pm,
                               const FusionToCpuOptions &options);
 
-/// Whether each lowering forms attention kernels (fusion-fuse-attention):
-/// the CPU computes them op by op; the GPU has no attention strategy yet
-/// (one would run per_element), so there attention stays its products and
-/// softmax.
-inline constexpr bool kCpuFormsAttention = true;
-inline constexpr bool kGpuFormsAttention = false;
+/// The attention kernels each lowering forms: the CPU computes any op by
+/// op; the GPU only those its attention strategy runs (the others would run
+/// per_element, so there they stay their products and softmax).
+inline constexpr AttentionKernels kCpuAttentionKernels = AttentionKernels::all;
+inline constexpr AttentionKernels kGpuAttentionKernels = AttentionKernels::gpu;
 
 /// The kernels both lowerings start from: fusion-pipeline when `fuse`
-/// (with attention kernels when `attention`), otherwise one kernel per
-/// primitive op (decompose, canonicalize, cse, fusion-outline), so the
-/// unfused program goes through the same code.
+/// (with the `attention` kernels), otherwise one kernel per primitive op
+/// (decompose, canonicalize, cse, fusion-outline), so the unfused program
+/// goes through the same code.
 void buildFusionKernels(OpPassManager &pm, bool fuse,
-                        MatmulEpilogue matmulEpilogue, bool attention);
+                        MatmulEpilogue matmulEpilogue,
+                        AttentionKernels attention);
 
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();

@@ -57,6 +57,8 @@ static LogicalResult emitKernel(OpBuilder &b, KernelOp kernel,
     return emitMatmulWgmma(b, loc, kernel, plan, buffers);
   case KernelStrategy::per_element:
     return emitPerElement(b, loc, kernel, plan, buffers);
+  case KernelStrategy::attention_rows:
+    return emitAttentionRows(b, loc, kernel, plan, buffers);
   case KernelStrategy::library_matmul:
     break;
   }
@@ -270,11 +272,25 @@ struct KernelsToGPUPass
     FailureOr<LibraryCalls> libraryCalls = selectLibraryCalls(module);
     if (failed(libraryCalls))
       return signalPassFailure();
-    // Kernels hold primitive ops only.
+    // Kernels hold primitive ops only, but for the softmax of an attention
+    // kernel whose strategy computes it online.
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns);
+    populateDecomposePatterns(patterns, /*elementwise=*/true,
+                              /*insideAttention=*/false);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
+    SmallVector<KernelOp> opByOp;
+    module.walk([&](KernelOp kernel) {
+      if (kernel.getKind() == KernelKind::attention &&
+          kernel.getPlanAttr().getStrategy() != KernelStrategy::attention_rows)
+        opByOp.push_back(kernel);
+    });
+    for (KernelOp kernel : opByOp) {
+      RewritePatternSet inside(&getContext());
+      populateDecomposePatterns(inside);
+      if (failed(applyPatternsGreedily(kernel, std::move(inside))))
+        return signalPassFailure();
+    }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(&getContext()));
     for (auto function :

@@ -48,6 +48,11 @@ LogicalResult emitMatmulWgmma(OpBuilder &b, Location loc, KernelOp kernel,
                               KernelPlanAttr plan,
                               const KernelBuffers &buffers);
 
+/// `attention_rows`: a block per query row and range of keys, the softmax
+/// online (AttentionRows.cpp).
+LogicalResult emitAttentionRows(OpBuilder &b, Location loc, KernelOp kernel,
+                                KernelPlanAttr plan,
+                                const KernelBuffers &buffers);
 /// `per_element`: a thread per output element (PerElement.cpp).
 LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
                              KernelPlanAttr plan,

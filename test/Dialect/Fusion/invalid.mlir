@@ -445,8 +445,20 @@ func.func @kernel_plan_cluster(%x: tensor<4xf32>) {
 // -----
 
 func.func @kernel_plan_split(%x: tensor<8x4xf32>) {
-  // expected-error @+1 {{a plan's split is at least 1, and 1 for every strategy but columns, split_reduction and matmul_wgmma, got 4 for rows}}
+  // expected-error @+1 {{a plan's split is at least 1, and 1 for every strategy but columns, split_reduction, matmul_wgmma and attention_rows, got 4 for rows}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = streamed, cluster = 1, split = 4, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_attention_rows(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{an attention_rows plan needs an attention kernel}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
   ^bb0(%a: tensor<8x4xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
     fusion.yield %s : tensor<8xf32>

@@ -498,6 +498,68 @@ bool fusion::isWgmmaOperand(Value operand) {
   return true;
 }
 
+FailureOr<AttentionKernelShape>
+fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
+  if (kernel.getKind() != KernelKind::attention) {
+    why = "not an attention kernel";
+    return failure();
+  }
+  AttentionKernelShape shape;
+  Value result = kernel.getYield().getValues().front();
+  shape.output = result.getDefiningOp<MatmulOp>();
+  if (kernel.getNumResults() != 1 || !shape.output) {
+    why = "the kernel's one result is not a product";
+    return failure();
+  }
+  shape.softmax = shape.output.getA().getDefiningOp<SoftmaxOp>();
+  shape.values = dyn_cast<BlockArgument>(shape.output.getB());
+  if (!shape.softmax || !shape.values) {
+    why = "the output is not the softmax's product with an input (V)";
+    return failure();
+  }
+  // The scores' product: the one matmul that is not the output.
+  for (MatmulOp matmul : kernel.getBodyBlock().getOps<MatmulOp>())
+    if (matmul != shape.output)
+      shape.scores = matmul;
+  shape.queries = dyn_cast<BlockArgument>(shape.scores.getA());
+  Value keys = shape.scores.getB();
+  if (auto transpose = keys.getDefiningOp<TransposeOp>()) {
+    keys = transpose.getX();
+    shape.keysTransposed = true;
+  }
+  shape.keys = dyn_cast<BlockArgument>(keys);
+  if (!shape.queries || !shape.keys) {
+    why = "Q and K are not kernel inputs";
+    return failure();
+  }
+  return shape;
+}
+
+std::string fusion::whyNotAttentionRows(KernelOp kernel) {
+  std::string why;
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (failed(shape))
+    return why;
+  if (!shape->keysTransposed)
+    return "K^T is stored as it is (the rows strategy reads rows of K)";
+  ArrayRef<int64_t> q = shapeOf(shape->queries);
+  int64_t queries = q[q.size() - 2];
+  if (ShapedType::isDynamic(queries) || queries > kAttentionRowsMaxQueries)
+    return "more than " + std::to_string(kAttentionRowsMaxQueries) +
+           " query rows, or a dynamic number (the rows strategy reads K and "
+           "V once per query row)";
+  int64_t head = shapeOf(shape->queries).back();
+  if (!llvm::is_contained({32, 64, 128, 256}, head) ||
+      shapeOf(shape->values).back() != head)
+    return "head sizes other than one D = Dv of 32, 64, 128 or 256 (D / 16 "
+           "lanes hold a row in vectors of 16)";
+  // The output's batch axes index the scores' (V only broadcasts).
+  if (shapeOf(shape->scores.getResult()).drop_back(2) !=
+      shapeOf(kernel.getResult(0)).drop_back(2))
+    return "V has batch axes the scores broadcast over";
+  return "";
+}
+
 std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
   if (!target.warpgroupMma)
     return "warpgroup MMA needs sm_90 (" + target.chip + " has none)";
@@ -849,10 +911,25 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
       return *split;
     break;
   }
-  case KernelKind::attention:
-    reason = "no GPU strategy for attention kernels yet (fusion-compile "
-             "forms them for the CPU only)";
-    break;
+  case KernelKind::attention: {
+    reason = whyNotAttentionRows(kernel);
+    if (!reason.empty())
+      break;
+    // A block per query row and range of keys: ranges enough for eight
+    // blocks a multiprocessor, whose loads keep the memory busy (rows
+    // counted where static).
+    ArrayRef<int64_t> out = shapeOf(kernel.getResult(0));
+    int64_t rows = 1;
+    for (int64_t size : out.drop_back())
+      rows *= ShapedType::isDynamic(size) ? 1 : std::max<int64_t>(1, size);
+    int64_t ranges = std::clamp<int64_t>(
+        llvm::divideCeil(8 * options.target.multiprocessors, rows), 1,
+        kAttentionRowsMaxRanges);
+    return KernelPlanAttr::get(context, KernelStrategy::attention_rows,
+                               kAttentionRowsThreads,
+                               kAttentionRowsLaneElements, RowStorage::none,
+                               /*cluster=*/1, once, ranges);
+  }
   }
   if (fallbackReason)
     *fallbackReason = reason;
@@ -873,8 +950,10 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
        << target.chip << " allows at most " << target.maxClusterBlocks;
     return message;
   }
+  // (attention_rows' vector is a lane's share of a row, several accesses.)
   int64_t lanes = getVectorLanes(kernel, target);
-  if (plan.getVector() > lanes) {
+  if (plan.getStrategy() != KernelStrategy::attention_rows &&
+      plan.getVector() > lanes) {
     os << "vectors of " << plan.getVector() << " exceed " << target.vectorBytes
        << " bytes (" << lanes << " elements) for the kernel's types";
     return message;
@@ -999,6 +1078,16 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
         0)
       os << "vectors of " << vector
          << " do not divide the innermost size of every input";
+    return message;
+  }
+  case KernelStrategy::attention_rows: {
+    message = whyNotAttentionRows(kernel);
+    if (!message.empty())
+      return message;
+    if (plan.getThreads() != kAttentionRowsThreads ||
+        plan.getVector() != kAttentionRowsLaneElements)
+      os << "an attention_rows plan has " << kAttentionRowsThreads
+         << " threads and vectors of " << kAttentionRowsLaneElements;
     return message;
   }
   case KernelStrategy::per_element:

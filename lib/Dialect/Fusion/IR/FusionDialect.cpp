@@ -83,10 +83,11 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "cluster_rows, none otherwise";
   if (split < 1 || (split > 1 && strategy != KernelStrategy::columns &&
                     strategy != KernelStrategy::split_reduction &&
-                    strategy != KernelStrategy::matmul_wgmma))
+                    strategy != KernelStrategy::matmul_wgmma &&
+                    strategy != KernelStrategy::attention_rows))
     return emitError() << "a plan's split is at least 1, and 1 for every "
-                          "strategy but columns, split_reduction and "
-                          "matmul_wgmma, got "
+                          "strategy but columns, split_reduction, "
+                          "matmul_wgmma and attention_rows, got "
                        << split << " for " << stringifyKernelStrategy(strategy);
   if (llvm::any_of(passes, [](int64_t p) { return p < 1; }))
     return emitError() << "a plan reads each input at least once";

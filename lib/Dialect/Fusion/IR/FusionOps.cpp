@@ -574,6 +574,10 @@ LogicalResult KernelOp::verifyRegions() {
         return emitOpError("a split_reduction plan needs a reduction, "
                            "row_reduction or wide_row kernel");
       break;
+    case KernelStrategy::attention_rows:
+      if (kind != KernelKind::attention)
+        return emitOpError("an attention_rows plan needs an attention kernel");
+      break;
     case KernelStrategy::per_element:
       break;
     }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 #include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
 #include "fusion/Dialect/Fusion/Analysis/Traffic.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
@@ -149,11 +150,25 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   return attention;
 }
 
+/// Puts the body of `kernel` back in its place, its inputs for its
+/// arguments (an attention no GPU strategy runs stays its ops there).
+void inlineKernel(KernelOp kernel) {
+  Block &body = kernel.getBodyBlock();
+  for (auto [arg, input] : llvm::zip(body.getArguments(), kernel.getInputs()))
+    arg.replaceAllUsesWith(input);
+  YieldOp yield = kernel.getYield();
+  kernel->replaceAllUsesWith(yield.getValues());
+  yield.erase();
+  kernel->getBlock()->getOperations().splice(kernel->getIterator(),
+                                             body.getOperations());
+  kernel.erase();
+}
+
 /// Replaces the ops of `attention` by one attention kernel at the output's
 /// place: its inputs are Q, K (or K^T), V, then the other operands from
 /// outside in program order (splat constants are cloned in); the output
 /// product's result is its only result.
-void formKernel(const Attention &attention) {
+KernelOp formKernel(const Attention &attention) {
   llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
                                             attention.ops.end());
   MatmulOp output = attention.output;
@@ -194,6 +209,7 @@ void formKernel(const Attention &attention) {
   output.getResult().replaceAllUsesWith(kernel.getResult(0));
   for (Operation *op : llvm::reverse(attention.ops))
     op->erase();
+  return kernel;
 }
 
 struct FuseAttentionPass
@@ -211,7 +227,14 @@ struct FuseAttentionPass
       std::string reason;
       FailureOr<Attention> attention = matchAttention(softmax, reason);
       if (succeeded(attention)) {
-        formKernel(*attention);
+        KernelOp kernel = formKernel(*attention);
+        std::string noStrategy = gpu ? whyNotAttentionRows(kernel) : "";
+        if (noStrategy.empty())
+          continue;
+        if (emitRemarks)
+          kernel.emitRemark()
+              << "[attention] not formed for the GPU: " << noStrategy;
+        inlineKernel(kernel);
         continue;
       }
       if (emitRemarks && !reason.empty())

@@ -229,6 +229,43 @@ bool isWgmmaOperand(Value operand);
 /// warpgroup MMA.
 std::string whyNotWgmma(KernelOp kernel, const GpuTarget &target);
 
+/// The structure of an `attention` kernel (fusion-fuse-attention): the
+/// scores' product of Q and K^T, the value the softmax reads (the scores
+/// after their math), the softmax, the output's product with V.
+struct AttentionKernelShape {
+  MatmulOp scores, output;
+  SoftmaxOp softmax;
+  /// Q `[..., Sq, D]` and V `[..., Sk, Dv]`: kernel inputs.
+  BlockArgument queries, values;
+  /// K `[..., Sk, D]` when the kernel transposes it, else K^T `[..., D,
+  /// Sk]` as stored (`keysTransposed`).
+  BlockArgument keys;
+  bool keysTransposed = false;
+};
+
+/// The attention structure of `kernel`, or why it has none (`why`).
+FailureOr<AttentionKernelShape> getAttentionKernelShape(KernelOp kernel,
+                                                        std::string &why);
+
+/// Most query rows per batch (Sq) the `attention_rows` strategy takes: it
+/// reads K and V once per query row, so it is for decoding.
+constexpr int64_t kAttentionRowsMaxQueries = 16;
+/// Its blocks: four warps, each lane group of a warp going through its own
+/// keys of a range.
+constexpr int64_t kAttentionRowsThreads = 128;
+/// Elements of a row of Q, K or V a lane holds: a key's row is shared by
+/// D / 16 lanes, so a warp works on 32 / (D / 16) keys at once.
+constexpr int64_t kAttentionRowsLaneElements = 16;
+/// Most ranges the keys of a query row are cut into (`split`).
+constexpr int64_t kAttentionRowsMaxRanges = 256;
+
+/// Why the `attention_rows` strategy cannot run `kernel`; empty when it
+/// can: an attention kernel whose K is stored `[..., Sk, D]` (transposed in
+/// the kernel), at most kAttentionRowsMaxQueries static query rows, one
+/// head size D = Dv of 32, 64, 128 or 256 (a row in vectors of 16 over
+/// D / 16 lanes), the output's batch axes the scores'.
+std::string whyNotAttentionRows(KernelOp kernel);
+
 /// The plan of `kernel`. Never fails: a kernel that no specialised strategy
 /// takes gets `per_element` (which runs any kernel), and `fallbackReason`,
 /// when given, says why.

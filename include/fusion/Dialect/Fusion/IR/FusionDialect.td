@@ -98,7 +98,8 @@ def Fusion_KernelStrategy : I32EnumAttr<"KernelStrategy",
       I32EnumAttrCase<"library_matmul", 5>,
       I32EnumAttrCase<"columns", 6>,
       I32EnumAttrCase<"split_reduction", 7>,
-      I32EnumAttrCase<"matmul_wgmma", 8>]> {
+      I32EnumAttrCase<"matmul_wgmma", 8>,
+      I32EnumAttrCase<"attention_rows", 9>]> {
   let cppNamespace = "::mlir::fusion";
   let genSpecializedAttr = 0;
 }
@@ -138,11 +139,15 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       (reductions that keep the innermost axis: blocks of vector columns,
       their threads spread over the reduced rows), `split_reduction`
       (reductions over the innermost axis with few outputs: blocks per
-      output and range of its elements).
+      output and range of its elements), `attention_rows` (an `attention`
+      kernel with few query rows, as in decoding: a block per query row and
+      range of keys, the softmax online, the last block of a row combining
+      the ranges).
     - `threads`: threads per block.
     - `vector`: elements per vector access along the innermost dimension
       (for a row of dynamic length: where its length is a multiple of it
-      at run time, else single elements).
+      at run time, else single elements; for `attention_rows`, the elements
+      of a row of Q, K or V each lane holds, 16).
     - `row`: where a row kernel keeps its row between passes (`registers`:
       loaded once; `streamed`: every pass reads it again); `none` otherwise.
     - `cluster`: blocks per row (`cluster_rows`), else 1.
@@ -151,7 +156,9 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       block of each output to finish folding their partials; for
       `matmul_wgmma`, the K ranges of the kernel for at most 256 rows, the
       last block of each tile summing their products and running the
-      epilogue; 1 (the default, not printed) otherwise.
+      epilogue; for `attention_rows`, the most ranges a query row's keys
+      are cut into (fewer where there are few keys); 1 (the default, not
+      printed) otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
       row is streamed: then once per pass that reaches it, a pass per
       reduction but an online softmax-like sum, which shares its max's,

@@ -46,6 +46,26 @@ inline auto matmulEpilogueValues() {
                  "kernels)"));
 }
 
+/// Which attentions become `attention` kernels (fusion-fuse-attention).
+enum class AttentionKernels {
+  /// None: attention stays its products and softmax.
+  none,
+  /// Every attention (the CPU computes any op by op).
+  all,
+  /// Those a GPU strategy runs (KernelPlan.h, whyNotAttentionRows).
+  gpu,
+};
+
+/// The values of an `attention` option.
+inline auto attentionKernelsValues() {
+  return llvm::cl::values(
+      clEnumValN(AttentionKernels::none, "none",
+                 "none: attention stays its products and softmax"),
+      clEnumValN(AttentionKernels::all, "all", "every attention"),
+      clEnumValN(AttentionKernels::gpu, "gpu",
+                 "the attentions a GPU strategy runs (attention_rows)"));
+}
+
 /// Budgets and switches of the fusion policy. The defaults suit an H200.
 struct FusionOptions {
   /// Compute ops in one kernel.

@@ -111,11 +111,17 @@ def FusionFuseAttention : Pass<"fusion-fuse-attention"> {
     reads one but is not the middle of an attention says why
     (`[attention] ...`).
 
-    The CPU lowering computes the kernel op by op; the GPU has no attention
-    strategy yet, so `fusion-compile --target=cuda` does not run this pass
-    (a kernel formed by hand runs `per_element`, correct and slow).
+    The CPU lowering computes the kernel op by op. On the GPU the
+    `attention_rows` strategy runs attention with few query rows (decoding);
+    with `gpu`, as the GPU pipeline runs it, only the attentions it runs
+    become kernels (`whyNotAttentionRows`), the others stay their products
+    and softmax (with `emit-remarks`, `[attention] not formed for the GPU:
+    ...`).
   }];
-  let options = [FusionRemarkOption];
+  let options = [FusionRemarkOption,
+    Option<"gpu", "gpu", "bool", /*default=*/"false",
+           "Form only the attentions a GPU strategy runs">
+  ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
 

@@ -1,0 +1,464 @@
+//===- AttentionRows.cpp - The attention_rows strategy --------------------===//
+//
+// Attention with few query rows (decoding), split over the keys: a block per
+// query row and range of keys. A key's rows of K and V are shared by a
+// group of D / 16 lanes, 16 elements each, so a warp works on 32 / (D / 16)
+// keys at once and each group goes through its own keys of the range. A
+// key's score is the group's dot product (butterfly shuffles inside the
+// group), rounded as the product's type; its math (scale, mask, soft-cap)
+// is the kernel body's at that point (PointEvaluator); then the softmax runs
+// online: a running maximum m, sum l and output o, rescaled as m grows. The
+// groups' (m, l, o) meet in shared memory and the block's first group folds
+// them; with several ranges every block writes its (m, l, o) to a workspace
+// and the last block of the row folds them in range order (deterministic)
+// and writes the row. The probabilities are not rounded to the kernel's
+// type before the product with V (the op-by-op program rounds them): the
+// difference is within the type's tolerance. K and V are read once per
+// query row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PointEvaluator.h"
+#include "Strategies.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+namespace {
+
+constexpr int64_t kWarps = kAttentionRowsThreads / 32;
+/// Keys a lane group loads before it uses the first (loads in flight).
+constexpr int64_t kUnrolledKeys = 2;
+/// Fewest keys a range has (fewer ranges where the keys are few).
+constexpr int64_t kMinRangeKeys = 64;
+
+/// The running state of an online softmax: maximum, sum, and the output
+/// (a lane's share of it).
+struct Online {
+  Value max, sum, out;
+};
+
+class AttentionRows {
+public:
+  AttentionRows(Location loc, KernelOp kernel, KernelPlanAttr plan,
+                const KernelBuffers &buffers, const AttentionKernelShape &shape)
+      : loc(loc), kernel(kernel), plan(plan), buffers(buffers), shape(shape),
+        headDim(codegen::shapeOf(shape.queries).back()),
+        groupLanes(headDim / kAttentionRowsLaneElements),
+        groups(kWarps * (32 / groupLanes)) {}
+
+  LogicalResult emit(OpBuilder &b);
+
+private:
+  /// Ranges a row's keys are cut into at run time: the plan's split, or
+  /// fewer where the keys are few (at least one).
+  Value rangesOf(OpBuilder &b, Value keys) {
+    Value wanted = arith::CeilDivUIOp::create(
+        b, loc, keys, indexConst(b, loc, kMinRangeKeys));
+    return arith::MaxUIOp::create(
+        b, loc, indexConst(b, loc, 1),
+        arith::MinUIOp::create(b, loc, wanted,
+                               indexConst(b, loc, plan.getSplit())));
+  }
+  Value keysOf(OpBuilder &b) {
+    int64_t rank = codegen::shapeOf(shape.values).size();
+    return memref::DimOp::create(
+        b, loc, buffers.inputs[shape.values.getArgNumber()], rank - 2);
+  }
+  /// The index into input `arg` (a matmul operand of rank >= 2) of its row
+  /// `row` and column `column`, for the output's batch index `batch`
+  /// (broadcast axes read at 0).
+  SmallVector<Value> operandIndex(OpBuilder &b, BlockArgument arg,
+                                  ArrayRef<Value> batch, Value row,
+                                  Value column);
+  /// Part `part` (of a lane group) of row `row` of input `arg`, as f32.
+  Value loadRow(OpBuilder &b, BlockArgument arg, ArrayRef<Value> batch,
+                Value row, Value part);
+  /// `exp(from - to)`, 0 where `from` is -inf (nothing seen yet, or every
+  /// key masked: no NaN from -inf - -inf).
+  Value rescale(OpBuilder &b, Value from, Value to);
+  /// The online state after also seeing `other` (both over disjoint keys).
+  Online combine(OpBuilder &b, const Online &a, const Online &other);
+  /// The row's output from its final state, rounded into the output.
+  void storeRow(OpBuilder &b, const Online &total, ArrayRef<Value> outIndex,
+                Value keys);
+
+  Location loc;
+  KernelOp kernel;
+  KernelPlanAttr plan;
+  const KernelBuffers &buffers;
+  AttentionKernelShape shape;
+  /// D (= Dv); the lanes sharing a key's rows; the groups of a block.
+  int64_t headDim, groupLanes, groups;
+};
+
+} // namespace
+
+SmallVector<Value> AttentionRows::operandIndex(OpBuilder &b, BlockArgument arg,
+                                               ArrayRef<Value> batch, Value row,
+                                               Value column) {
+  ArrayRef<int64_t> out = codegen::shapeOf(kernel.getResult(0));
+  SmallVector<Value> index;
+  for (std::optional<int64_t> source : getBroadcastSources(
+           codegen::shapeOf(arg).drop_back(2), out.drop_back(2)))
+    index.push_back(source ? batch[*source] : indexConst(b, loc, 0));
+  index.push_back(row);
+  index.push_back(column);
+  return index;
+}
+
+Value AttentionRows::loadRow(OpBuilder &b, BlockArgument arg,
+                             ArrayRef<Value> batch, Value row, Value part) {
+  int64_t lanes = kAttentionRowsLaneElements;
+  Value buffer = buffers.inputs[arg.getArgNumber()];
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value column = arith::MulIOp::create(b, loc, part, indexConst(b, loc, lanes));
+  Value v = vector::LoadOp::create(
+      b, loc, VectorType::get({lanes}, element), buffer,
+      operandIndex(b, arg, batch, row, column), /*nontemporal=*/false,
+      vectorAlignment(element, lanes));
+  return extendToF32(b, loc, v);
+}
+
+Value AttentionRows::rescale(OpBuilder &b, Value from, Value to) {
+  Value minusInf = f32Constant(b, loc, -std::numeric_limits<double>::infinity(),
+                               b.getF32Type());
+  Value none =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, from, minusInf);
+  Value e =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, from, to));
+  return arith::SelectOp::create(b, loc, none,
+                                 f32Constant(b, loc, 0.0, b.getF32Type()), e);
+}
+
+Online AttentionRows::combine(OpBuilder &b, const Online &a,
+                              const Online &other) {
+  Value max = arith::MaximumFOp::create(b, loc, a.max, other.max);
+  Value ca = rescale(b, a.max, max), co = rescale(b, other.max, max);
+  Value sum =
+      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, a.sum, ca),
+                            arith::MulFOp::create(b, loc, other.sum, co));
+  auto vector = cast<VectorType>(a.out.getType());
+  Value out = arith::AddFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, a.out,
+                            vector::BroadcastOp::create(b, loc, vector, ca)),
+      arith::MulFOp::create(b, loc, other.out,
+                            vector::BroadcastOp::create(b, loc, vector, co)));
+  return {max, sum, out};
+}
+
+void AttentionRows::storeRow(OpBuilder &b, const Online &total,
+                             ArrayRef<Value> outIndex, Value keys) {
+  auto vector = cast<VectorType>(total.out.getType());
+  // No keys: the product of empty matrices, zeros. (Every key masked gives
+  // 0 / 0, NaN, as the op-by-op softmax does.)
+  Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys,
+                                      indexConst(b, loc, 0));
+  Value row = arith::DivFOp::create(
+      b, loc, total.out,
+      vector::BroadcastOp::create(b, loc, vector, total.sum));
+  Value zeros = arith::ConstantOp::create(
+      b, loc, vector, DenseElementsAttr::get(vector, b.getF32FloatAttr(0.0)));
+  row = arith::SelectOp::create(b, loc, empty, zeros, row);
+  store(b, loc, row, buffers.outputs[0], outIndex);
+}
+
+LogicalResult AttentionRows::emit(OpBuilder &b) {
+  MLIRContext *context = b.getContext();
+  Value output = buffers.outputs[0];
+  SmallVector<Value> outSizes = sizesOf(b, loc, output);
+  Value rows = product(b, loc, ArrayRef<Value>(outSizes).drop_back());
+  Value keys = keysOf(b);
+  Value ranges = rangesOf(b, keys);
+  int64_t valueDim = headDim;
+  // A group's or a range's state: its output, then maximum and sum, padded
+  // so that every state starts on 32 bytes.
+  int64_t partialWords = valueDim + 8;
+  bool split = plan.getSplit() > 1;
+  Value blocks = arith::MulIOp::create(b, loc, rows, ranges);
+  Value partials, arrivals;
+  if (split) {
+    partials = allocateScratch(
+        b, loc, b.getF32Type(),
+        arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, partialWords)),
+        /*zeroed=*/false);
+    arrivals = allocateScratch(b, loc, b.getI32Type(), rows, /*zeroed=*/true);
+  }
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      context, gpu::GPUDialect::getWorkgroupAddressSpace());
+  SmallVector<Type> sharedTypes{
+      MemRefType::get({groups * partialWords}, b.getF32Type(),
+                      MemRefLayoutAttrInterface{}, workgroup),
+      MemRefType::get({1}, b.getI32Type(), MemRefLayoutAttrInterface{},
+                      workgroup)};
+  // At least one block (no rows: it has nothing to do).
+  Value grid = arith::MaxUIOp::create(b, loc, blocks, indexConst(b, loc, 1));
+
+  LogicalResult emitted = emitLaunch(
+      b, loc, kernel, grid, kAttentionRowsThreads,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        Type f32 = b.getF32Type();
+        Value zero = indexConst(b, loc, 0);
+        SmallVector<Value> sizes = sizesOf(b, loc, output);
+        Value rows = product(b, loc, ArrayRef<Value>(sizes).drop_back());
+        Value keys = keysOf(b);
+        Value ranges = rangesOf(b, keys);
+        Value inGrid =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ids.block,
+                                  arith::MulIOp::create(b, loc, rows, ranges));
+        LogicalResult body = success();
+        emitIf(b, loc, inGrid, [&] {
+          Value row = arith::DivUIOp::create(b, loc, ids.block, ranges);
+          Value range = arith::RemUIOp::create(b, loc, ids.block, ranges);
+          // The row's index in the output: batch axes, then the query.
+          SmallVector<Value> rowIndex =
+              delinearize(b, loc, row, ArrayRef<Value>(sizes).drop_back());
+          ArrayRef<Value> batch = ArrayRef<Value>(rowIndex).drop_back();
+          Value query = rowIndex.back();
+          // Lane `part` of group `group`: groups in warp order.
+          Value group = arith::DivUIOp::create(b, loc, ids.thread,
+                                               indexConst(b, loc, groupLanes));
+          Value part = arith::RemUIOp::create(b, loc, ids.thread,
+                                              indexConst(b, loc, groupLanes));
+          // The warp's groups take consecutive keys, so that its loop runs
+          // the same steps in every lane (the shuffles need the whole warp):
+          // a key past the range is read at the range's last and masked.
+          int64_t warpKeys = 32 / groupLanes;
+          Value warpFirst = arith::MulIOp::create(
+              b, loc,
+              arith::DivUIOp::create(b, loc, ids.thread,
+                                     indexConst(b, loc, 32)),
+              indexConst(b, loc, warpKeys));
+          Value inWarp = arith::RemUIOp::create(b, loc, group,
+                                                indexConst(b, loc, warpKeys));
+          Value rangeKeys = arith::CeilDivUIOp::create(b, loc, keys, ranges);
+          Value first = arith::MulIOp::create(b, loc, range, rangeKeys);
+          Value end = arith::MinUIOp::create(
+              b, loc, keys, arith::AddIOp::create(b, loc, first, rangeKeys));
+
+          Value q = loadRow(b, shape.queries, batch, query, part);
+          Type scoreType =
+              getElementTypeOrSelf(shape.scores.getResult().getType());
+          auto outVector = VectorType::get({kAttentionRowsLaneElements}, f32);
+          Online init{
+              f32Constant(b, loc, -std::numeric_limits<double>::infinity(),
+                          f32),
+              f32Constant(b, loc, 0.0, f32),
+              arith::ConstantOp::create(
+                  b, loc, outVector,
+                  DenseElementsAttr::get(outVector, b.getF32FloatAttr(0.0)))};
+          PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+          FailureOr<SmallVector<Value>> seen = emitUnrolledLoop(
+              b, loc, arith::AddIOp::create(b, loc, first, warpFirst), end,
+              groups, kUnrolledKeys, ValueRange{init.max, init.sum, init.out},
+              [&](OpBuilder &b, ArrayRef<Value> js,
+                  ValueRange carried) -> FailureOr<SmallVector<Value>> {
+                PointEvaluator::CacheScope scope(evaluator);
+                // This group's keys of the warp's steps, and whether each is
+                // in the range (else its last key is read, and masked).
+                SmallVector<Value> keysOfGroup, inRange;
+                Value lastKey =
+                    arith::SubIOp::create(b, loc, end, indexConst(b, loc, 1));
+                for (Value warpKey : js) {
+                  Value j = arith::AddIOp::create(b, loc, warpKey, inWarp);
+                  inRange.push_back(arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::ult, j, end));
+                  keysOfGroup.push_back(
+                      arith::MinUIOp::create(b, loc, j, lastKey));
+                }
+                // Every key's rows first: their loads in flight together.
+                SmallVector<Value> ks, vs;
+                for (Value j : keysOfGroup) {
+                  ks.push_back(loadRow(b, shape.keys, batch, j, part));
+                  vs.push_back(loadRow(b, shape.values, batch, j, part));
+                }
+                Online state{carried[0], carried[1], carried[2]};
+                for (auto [j, valid, k, v] :
+                     llvm::zip(keysOfGroup, inRange, ks, vs)) {
+                  Value dot = vector::ReductionOp::create(
+                      b, loc, vector::CombiningKind::ADD,
+                      arith::MulFOp::create(b, loc, q, k));
+                  for (int32_t offset = groupLanes / 2; offset > 0; offset /= 2)
+                    dot = arith::AddFOp::create(
+                        b, loc, dot,
+                        gpu::ShuffleOp::create(b, loc, dot, offset, 32,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+                  // The product's value, then its math at (row, key).
+                  evaluator.known[shape.scores.getResult()] =
+                      extendToF32(b, loc, roundTo(b, loc, dot, scoreType));
+                  SmallVector<Value> scoreIndex(batch);
+                  scoreIndex.push_back(query);
+                  scoreIndex.push_back(j);
+                  FailureOr<Value> score = evaluator.eval(
+                      shape.softmax.getX(), scoreIndex, /*lanes=*/false);
+                  if (failed(score))
+                    return failure();
+                  // One key: max m, sum 1, output v (nothing past the
+                  // range: max -inf).
+                  Value masked = arith::SelectOp::create(
+                      b, loc, valid, *score,
+                      f32Constant(b, loc,
+                                  -std::numeric_limits<double>::infinity(),
+                                  f32));
+                  Online key{masked, f32Constant(b, loc, 1.0, f32), v};
+                  state = combine(b, state, key);
+                }
+                return SmallVector<Value>{state.max, state.sum, state.out};
+              });
+          if (failed(seen)) {
+            body = failure();
+            return;
+          }
+          Online mine{(*seen)[0], (*seen)[1], (*seen)[2]};
+
+          // The groups' states through shared memory, folded by the first
+          // group.
+          Value slots = ids.shared[0];
+          auto slot = [&](Value g, int64_t word) {
+            return arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, g,
+                                      indexConst(b, loc, partialWords)),
+                indexConst(b, loc, word));
+          };
+          Value outAt = arith::MulIOp::create(
+              b, loc, part, indexConst(b, loc, kAttentionRowsLaneElements));
+          llvm::MaybeAlign stateAlignment =
+              vectorAlignment(f32, kAttentionRowsLaneElements);
+          Value firstPart = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, part, zero);
+          vector::StoreOp::create(
+              b, loc, mine.out, slots,
+              ValueRange{arith::AddIOp::create(b, loc, slot(group, 0), outAt)},
+              /*nontemporal=*/false, stateAlignment);
+          emitIf(b, loc, firstPart, [&] {
+            memref::StoreOp::create(b, loc, mine.max, slots,
+                                    ValueRange{slot(group, valueDim)});
+            memref::StoreOp::create(b, loc, mine.sum, slots,
+                                    ValueRange{slot(group, valueDim + 1)});
+          });
+          gpu::BarrierOp::create(b, loc);
+          auto readState = [&](Value memory, Value base) {
+            auto at = [&](Value offset) {
+              return arith::AddIOp::create(b, loc, base, offset);
+            };
+            return Online{memref::LoadOp::create(
+                              b, loc, memory,
+                              ValueRange{at(indexConst(b, loc, valueDim))}),
+                          memref::LoadOp::create(
+                              b, loc, memory,
+                              ValueRange{at(indexConst(b, loc, valueDim + 1))}),
+                          vector::LoadOp::create(
+                              b, loc, outVector, memory, ValueRange{at(outAt)},
+                              /*nontemporal=*/false, stateAlignment)};
+          };
+          Online block = readState(slots, slot(zero, 0));
+          for (int64_t g = 1; g < groups; ++g)
+            block = combine(b, block,
+                            readState(slots, slot(indexConst(b, loc, g), 0)));
+          // The first group holds the block's state (the others computed
+          // it too, and drop it).
+          Value firstGroup = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, group, zero);
+          SmallVector<Value> outIndex(rowIndex);
+          outIndex.push_back(outAt);
+          Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               ranges, indexConst(b, loc, 1));
+          emitIf(b, loc, arith::AndIOp::create(b, loc, single, firstGroup),
+                 [&] { storeRow(b, block, outIndex, keys); });
+          if (!split)
+            return;
+          auto splitIf = scf::IfOp::create(
+              b, loc,
+              arith::XOrIOp::create(
+                  b, loc, single, arith::ConstantIntOp::create(b, loc, 1, 1)));
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(splitIf.thenBlock()->getTerminator());
+          // This range's state to the workspace; the row's last block folds
+          // the ranges in order.
+          Value base = arith::MulIOp::create(b, loc, ids.block,
+                                             indexConst(b, loc, partialWords));
+          emitIf(b, loc, firstGroup, [&] {
+            vector::StoreOp::create(
+                b, loc, block.out, partials,
+                ValueRange{arith::AddIOp::create(b, loc, base, outAt)},
+                /*nontemporal=*/false, stateAlignment);
+            emitIf(b, loc, firstPart, [&] {
+              memref::StoreOp::create(
+                  b, loc, block.max, partials,
+                  ValueRange{arith::AddIOp::create(
+                      b, loc, base, indexConst(b, loc, valueDim))});
+              memref::StoreOp::create(
+                  b, loc, block.sum, partials,
+                  ValueRange{arith::AddIOp::create(
+                      b, loc, base, indexConst(b, loc, valueDim + 1))});
+            });
+          });
+          Value last = arith::IndexCastOp::create(
+              b, loc, b.getI32Type(),
+              arith::SubIOp::create(b, loc, ranges, indexConst(b, loc, 1)));
+          Value isLast = countArrival(
+              b, loc, arrivals, row, ids.shared[1],
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                    ids.thread, zero),
+              last);
+          emitIf(
+              b, loc, arith::AndIOp::create(b, loc, isLast, firstGroup), [&] {
+                Value firstBlock = arith::MulIOp::create(b, loc, row, ranges);
+                auto fold = scf::ForOp::create(
+                    b, loc, zero, ranges, indexConst(b, loc, 1),
+                    ValueRange{init.max, init.sum, init.out});
+                {
+                  OpBuilder::InsertionGuard inner(b);
+                  b.setInsertionPointToStart(fold.getBody());
+                  Value at = arith::MulIOp::create(
+                      b, loc,
+                      arith::AddIOp::create(b, loc, firstBlock,
+                                            fold.getInductionVar()),
+                      indexConst(b, loc, partialWords));
+                  Online sofar{fold.getRegionIterArgs()[0],
+                               fold.getRegionIterArgs()[1],
+                               fold.getRegionIterArgs()[2]};
+                  Online next = combine(b, sofar, readState(partials, at));
+                  scf::YieldOp::create(
+                      b, loc, ValueRange{next.max, next.sum, next.out});
+                }
+                storeRow(b,
+                         Online{fold.getResult(0), fold.getResult(1),
+                                fold.getResult(2)},
+                         outIndex, keys);
+              });
+        });
+        return body;
+      },
+      sharedTypes);
+  if (split) {
+    releaseScratch(b, loc, partials);
+    releaseScratch(b, loc, arrivals);
+  }
+  return emitted;
+}
+
+LogicalResult codegen::emitAttentionRows(OpBuilder &b, Location loc,
+                                         KernelOp kernel, KernelPlanAttr plan,
+                                         const KernelBuffers &buffers) {
+  std::string why = whyNotAttentionRows(kernel);
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (!why.empty() || failed(shape))
+    return kernel.emitOpError("cannot run as attention_rows: ") << why;
+  return AttentionRows(loc, kernel, plan, buffers, *shape).emit(b);
+}
