@@ -4,7 +4,8 @@
 # lengths, and an in-place AdamW step, against the same code in float64
 # (f32, relative error: 1e-4 for blocks with products, summed in another
 # order; 1e-5 for the step). Also: Dynamo's dynamic sizes take one library
-# (the third length compiles nothing), a second process finds every library
+# (the third length compiles nothing), both attention blocks' scores,
+# softmax and product form one attention kernel, a second process finds every library
 # in the disk cache, unsupported ops are listed in one log line and run with
 # PyTorch, a graph that writes its inputs and has an unsupported op runs
 # whole with PyTorch, gradients fall back to PyTorch, bf16 runs.
@@ -23,7 +24,7 @@ import sys
 import torch
 
 import fusion.backend
-from fusion import torch_blocks
+from fusion import cpu, torch_blocks
 
 build_dir, work = sys.argv[1:3]
 child = len(sys.argv) > 3  # the second process: the same blocks, cache only
@@ -91,6 +92,13 @@ for name, module, make_inputs, tolerance in torch_blocks.compile_blocks():
         # Seq 8 static, seq 11 dynamic; seq 23 reuses the dynamic library.
         check(counts[2] == counts[1] > len(before),
               f"{name}: libraries after each length {counts} (from {len(before)}): the third compiled none")
+    if not child and "attention" in name:
+        # The scores, their softmax and the product with V: one kernel.
+        kinds = set()
+        for entry in set(libraries()) - set(before):
+            report = cpu.report(os.path.join(cache, entry, "part.mlir"), build_dir)
+            kinds.update(k["kind"] for f in report["functions"] for k in f["kernel_list"])
+        check("attention" in kinds, f"{name}: an attention kernel (kernels {sorted(kinds)})")
 
 # AdamW, every update in place on p, m and v.
 torch._dynamo.reset()
