@@ -518,16 +518,17 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
     return failure();
   }
   // The scores' product: the one matmul that is not the output.
-  for (MatmulOp matmul : kernel.getBodyBlock().getOps<MatmulOp>())
-    if (matmul != shape.output)
-      shape.scores = matmul;
-  shape.queries = dyn_cast<BlockArgument>(shape.scores.getA());
-  Value keys = shape.scores.getB();
-  if (auto transpose = keys.getDefiningOp<TransposeOp>()) {
-    keys = transpose.getX();
-    shape.keysTransposed = true;
+  auto products = llvm::to_vector(kernel.getBodyBlock().getOps<MatmulOp>());
+  if (products.size() != 2) {
+    why = "not two products";
+    return failure();
   }
+  shape.scores = products.front() == shape.output ? products.back()
+                                                  : products.front();
+  shape.queries = dyn_cast<BlockArgument>(shape.scores.getA());
+  auto [keys, transposed] = storedOperand(shape.scores.getB());
   shape.keys = dyn_cast<BlockArgument>(keys);
+  shape.keysTransposed = transposed;
   if (!shape.queries || !shape.keys) {
     why = "Q and K are not kernel inputs";
     return failure();

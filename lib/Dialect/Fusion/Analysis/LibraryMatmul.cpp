@@ -107,10 +107,7 @@ bool fusion::isMatrixTranspose(ArrayRef<int64_t> permutation) {
   return permutation[rank - 2] == rank - 1 && permutation[rank - 1] == rank - 2;
 }
 
-/// The stored operand behind the matmul operand `operand` and whether it is
-/// read transposed: `operand` itself, or the input of a matrix transpose
-/// whose only user is the product.
-static std::pair<Value, bool> storedOperand(Value operand) {
+std::pair<Value, bool> fusion::storedOperand(Value operand) {
   auto transpose = operand.getDefiningOp<TransposeOp>();
   if (transpose && isMatrixTranspose(transpose.getPermutation()) &&
       transpose->hasOneUse())

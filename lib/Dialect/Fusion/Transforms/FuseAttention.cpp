@@ -27,23 +27,16 @@ using namespace mlir::fusion;
 namespace {
 
 /// The ops of one attention, in program order: [transpose of K], the scores'
-/// product, the math on the scores, the softmax, the output's product.
+/// product, the math on the scores, the softmax, the output's product; and
+/// K as the kernel reads it (K^T, or K when its transpose joins).
 struct Attention {
   SmallVector<Operation *> ops;
-  MatmulOp output;
+  MatmulOp scores, output;
+  Value keys;
 };
 
 ArrayRef<int64_t> shapeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();
-}
-
-/// Whether `op` swaps the last two axes of a value only `user` reads (K of
-/// `Q K^T`, which then joins the kernel).
-bool isKeyTranspose(Operation *op, Operation *user) {
-  auto transpose = dyn_cast_or_null<TransposeOp>(op);
-  if (!transpose || !transpose->hasOneUse() || *transpose->user_begin() != user)
-    return false;
-  return isMatrixTranspose(transpose.getPermutation());
 }
 
 /// Walks from `value` (what the softmax reads) back to the product of the
@@ -139,14 +132,16 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
                   "product");
 
   Attention attention;
-  Operation *keys = scores->getB().getDefiningOp();
-  if (isKeyTranspose(keys, *scores))
-    attention.ops.push_back(keys);
+  auto [keys, transposed] = storedOperand(scores->getB());
+  if (transposed)
+    attention.ops.push_back(scores->getB().getDefiningOp());
   attention.ops.push_back(*scores);
   llvm::append_range(attention.ops, math);
   attention.ops.push_back(softmax);
   attention.ops.push_back(output);
+  attention.scores = *scores;
   attention.output = output;
+  attention.keys = keys;
   return attention;
 }
 
@@ -178,12 +173,9 @@ KernelOp formKernel(const Attention &attention) {
         !isSplatConstant(operand) && !llvm::is_contained(inputs, operand))
       inputs.push_back(operand);
   };
-  Operation *first = attention.ops.front();
-  auto scores = dyn_cast<MatmulOp>(first);
-  if (!scores) // K's transpose
-    scores = cast<MatmulOp>(attention.ops[1]);
+  MatmulOp scores = attention.scores;
   addInput(scores.getA());
-  addInput(isa<TransposeOp>(first) ? first->getOperand(0) : scores.getB());
+  addInput(attention.keys);
   addInput(output.getB());
   for (Operation *op : attention.ops)
     for (Value operand : op->getOperands())

@@ -50,6 +50,11 @@ struct LibraryEpilogue {
 /// Whether `permutation` swaps the last two dimensions and keeps the others.
 bool isMatrixTranspose(ArrayRef<int64_t> permutation);
 
+/// The stored operand behind the matmul operand `operand` and whether it is
+/// read transposed: `operand` itself, or the input of a matrix transpose
+/// whose only user is the product.
+std::pair<Value, bool> storedOperand(Value operand);
+
 /// A matmul kernel as one library call: operand and epilogue values are
 /// the kernel's block arguments.
 struct LibraryMatmul {
