@@ -29,14 +29,69 @@ Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
                            bool lanes) {
   Value buffer = buffers[arg.getArgNumber()];
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
-  Value v;
-  if (lanes)
-    v = vector::LoadOp::create(b, loc, VectorType::get({width}, element),
-                               buffer, index, /*nontemporal=*/false,
-                               vectorAlignment(element, width));
-  else
-    v = memref::LoadOp::create(b, loc, buffer, index);
-  return extendToF32(b, loc, v);
+  if (!lanes)
+    return extendToF32(b, loc, memref::LoadOp::create(b, loc, buffer, index));
+  if (shiftedRows && cast<MemRefType>(buffer.getType()).getShape() !=
+                         ArrayRef<int64_t>(shiftedRows->shape))
+    return extendToF32(b, loc, loadAcrossRows(b, buffer, index));
+  return extendToF32(
+      b, loc,
+      vector::LoadOp::create(b, loc, VectorType::get({width}, element), buffer,
+                             index, /*nontemporal=*/false,
+                             vectorAlignment(element, width)));
+}
+
+Value PointEvaluator::loadAcrossRows(OpBuilder &b, Value buffer,
+                                     ArrayRef<Value> index) {
+  auto memref = cast<MemRefType>(buffer.getType());
+  auto type = VectorType::get({width}, memref.getElementType());
+  // Only where the column is the flat offset ([H], [1, H], ...) do the
+  // vectors lie `lag` past a boundary; elsewhere an unaligned load (which
+  // the backend splits into elements).
+  if (!llvm::all_of(memref.getShape().drop_back(),
+                    [](int64_t d) { return d == 1; }))
+    return vector::LoadOp::create(b, loc, type, buffer, index,
+                                  /*nontemporal=*/false,
+                                  vectorAlignment(memref.getElementType(), 1));
+  // The two aligned vectors around it, shifted by the row's lag with a
+  // barrel of selects (no branch; the lag is the same for every vector of
+  // the row). The strategy keeps the second in bounds (see emitRows).
+  SmallVector<Value> at(index);
+  at.back() = arith::SubIOp::create(b, loc, index.back(), shiftedRows->lag);
+  auto alignedLoad = [&](ArrayRef<Value> at) -> Value {
+    return vector::LoadOp::create(
+        b, loc, type, buffer, at, /*nontemporal=*/false,
+        vectorAlignment(memref.getElementType(), width));
+  };
+  Value lo = alignedLoad(at);
+  at.back() =
+      arith::AddIOp::create(b, loc, at.back(), indexConst(b, loc, width));
+  Value hi = alignedLoad(at);
+  // Lanes [0, 2 * width - 1) of the pair, then each power of two of the
+  // lag drops that many lanes from the front where its bit is set.
+  auto lanesFrom = [&](Value a, Value c, int64_t first, int64_t count) {
+    SmallVector<int64_t> lanes;
+    for (int64_t lane = 0; lane < count; ++lane)
+      lanes.push_back(first + lane);
+    return vector::ShuffleOp::create(b, loc, a, c, lanes).getResult();
+  };
+  Value window = lanesFrom(lo, hi, 0, 2 * width - 1);
+  int64_t length = 2 * width - 1;
+  Value lag =
+      arith::IndexCastOp::create(b, loc, b.getI32Type(), shiftedRows->lag);
+  for (int64_t bit = llvm::PowerOf2Ceil(width) / 2; bit >= 1; bit /= 2) {
+    int64_t next = length - bit;
+    Value set = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, lag,
+                              arith::ConstantIntOp::create(b, loc, bit, 32)),
+        arith::ConstantIntOp::create(b, loc, 0, 32));
+    window = arith::SelectOp::create(b, loc, set,
+                                     lanesFrom(window, window, bit, next),
+                                     lanesFrom(window, window, 0, next));
+    length = next;
+  }
+  return window;
 }
 
 FailureOr<Value> PointEvaluator::eval(Value value, ArrayRef<Value> index,

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -34,6 +35,16 @@ public:
   /// Values already computed for every point that follows (a row kernel's
   /// reduction results).
   DenseMap<Value, Value> known;
+
+  /// Rows read in shifted vectors (hasShiftedRowVectors): their vectors
+  /// start `lag` columns into the row, on a vector boundary of inputs of
+  /// `shape`, which are read in aligned vectors; an input broadcast along
+  /// the rows is read from the two aligned vectors around each.
+  struct ShiftedRows {
+    SmallVector<int64_t> shape;
+    Value lag;
+  };
+  std::optional<ShiftedRows> shiftedRows;
 
   /// Element (`row`, `col`) of matmul operand `operand` for the output
   /// element at `index` (batch dimensions broadcast as the op does).
@@ -72,6 +83,8 @@ public:
   Value load(BlockArgument arg, ArrayRef<Value> index, bool lanes);
 
 private:
+  /// The vector at `index` of an input broadcast along shifted rows.
+  Value loadAcrossRows(OpBuilder &b, Value buffer, ArrayRef<Value> index);
   FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
   FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
   FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);

@@ -80,11 +80,31 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   int64_t h = rowShape.back();
   int64_t part = getRowPart(plan, h);
   int64_t unrolled = getHeldVectorsPerThread(plan, part);
+  // Rows no vector divides are held in shifted vectors
+  // (hasShiftedRowVectors): whole vectors from the row's first vector
+  // boundary, `lag` columns in, up to the last that leaves `margin` more
+  // columns in the row (an input broadcast along the rows reads the
+  // aligned vector after each: PointEvaluator::loadAcrossRows); the
+  // columns around them are edge elements, one a thread.
+  bool shifted = hasShiftedRowVectors(plan, h);
+  if (shifted && (!unrolled || threads < 3 * planWidth))
+    return kernel.emitOpError("rows of ")
+           << h << " in shifted vectors must be held by at least "
+           << 3 * planWidth << " threads";
+  int64_t margin = 0;
+  if (shifted && llvm::any_of(kernel.getInputs().getTypes(), [&](Type type) {
+        ArrayRef<int64_t> s = cast<RankedTensorType>(type).getShape();
+        return !s.empty() && s.back() == h && s != rowShape;
+      }))
+    margin = planWidth;
   // Held vectors from the k-th on may fall past the end of the shortest
-  // (last) part: those are masked.
+  // (last) part, or with shifted vectors of the fewest whole vectors a
+  // row has: those are masked.
   int64_t firstMasked = unrolled;
   if (unrolled) {
-    int64_t shortest = h - (splits - 1) * part;
+    int64_t whole =
+        shifted ? (h - (planWidth - 1) - margin) / planWidth * planWidth : h;
+    int64_t shortest = std::max<int64_t>(0, whole - (splits - 1) * part);
     firstMasked = shortest / (threads * planWidth);
   }
 
@@ -153,6 +173,33 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               delinearize(b, loc, rowLoop.getInductionVar(), innerRowSizes);
           PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
 
+          // Shifted vectors: the row starts `shift` past a vector boundary
+          // of the flat buffer (buffers are row-major and aligned), its
+          // whole vectors `lag` columns in, up to `wholeEnd`.
+          Value lag, wholeEnd;
+          if (shifted) {
+            Value widthValue = indexConst(b, loc, width);
+            Value shift = arith::RemUIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, rowLoop.getInductionVar(),
+                                      indexConst(b, loc, h % width)),
+                widthValue);
+            lag = arith::RemUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, widthValue, shift),
+                widthValue);
+            Value wholeVectors = arith::DivUIOp::create(
+                b, loc,
+                arith::SubIOp::create(
+                    b, loc, rowLength,
+                    arith::AddIOp::create(b, loc, lag,
+                                          indexConst(b, loc, margin))),
+                widthValue);
+            wholeEnd = arith::AddIOp::create(
+                b, loc, lag,
+                arith::MulIOp::create(b, loc, wholeVectors, widthValue));
+            evaluator.shiftedRows = PointEvaluator::ShiftedRows{
+                SmallVector<int64_t>(rowShape), lag};
+          }
           // A pass of the block over its part of the row: thread `tid`
           // visits the vectors at first, first + threads * width, ... below
           // end.
@@ -160,12 +207,17 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               b, loc, partStart,
               arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
           Value end = rowLength;
-          if (splits > 1)
-            end = arith::MinUIOp::create(
-                b, loc,
-                arith::AddIOp::create(b, loc, partStart,
-                                      indexConst(b, loc, part)),
-                rowLength);
+          if (shifted) {
+            first = arith::AddIOp::create(b, loc, first, lag);
+            end = wholeEnd;
+          }
+          if (splits > 1) {
+            Value partEnd = arith::AddIOp::create(b, loc, partStart,
+                                                  indexConst(b, loc, part));
+            if (shifted)
+              partEnd = arith::AddIOp::create(b, loc, partEnd, lag);
+            end = arith::MinUIOp::create(b, loc, partEnd, end);
+          }
           auto columnsOf = [&](Value column) {
             SmallVector<Value> index(rowIndex);
             index.push_back(column);
@@ -191,6 +243,29 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             }
             heldColumns.push_back(column);
             heldValid.push_back(valid);
+          }
+          // Shifted rows: the edge element of thread `tid` of the first
+          // block, the tid-th of the columns before `lag` and from
+          // `wholeEnd` on (at most 3 * width - 2); past them, or in another
+          // block, clamped into the row and left out.
+          Value edgeColumn, edgeValid;
+          if (shifted) {
+            Value head = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, tid, lag);
+            Value column = arith::SelectOp::create(
+                b, loc, head, tid,
+                arith::AddIOp::create(b, loc, wholeEnd,
+                                      arith::SubIOp::create(b, loc, tid, lag)));
+            edgeValid = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
+                                      rowLength),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      partIndex, indexConst(b, loc, 0)));
+            edgeColumn = arith::MinUIOp::create(
+                b, loc, column,
+                arith::SubIOp::create(b, loc, rowLength,
+                                      indexConst(b, loc, 1)));
           }
 
           auto allReduce = [&](Operation *reduction, Value partial) -> Value {
@@ -236,6 +311,17 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                                           partial)
                                       .getResult()
                                 : next;
+              }
+              if (edgeColumn) {
+                FailureOr<Value> x =
+                    evaluator.eval(reduction->getOperand(0),
+                                   columnsOf(edgeColumn), /*lanes=*/false);
+                if (failed(x))
+                  return failure();
+                partial = arith::SelectOp::create(
+                    b, loc, edgeValid,
+                    buildReductionCombine(b, loc, reduction, partial, *x),
+                    partial);
               }
             } else {
               SmallVector<Value> init{identity};
@@ -371,6 +457,16 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           if (unrolled) {
             if (failed(writeFullRows(heldColumns, heldValid)))
               return failure();
+            for (auto [value, buffer] : outputs) {
+              if (!edgeColumn || !isFullRow(value))
+                continue;
+              SmallVector<Value> index = columnsOf(edgeColumn);
+              FailureOr<Value> v = evaluator.eval(value, index, false);
+              if (failed(v))
+                return failure();
+              emitIf(b, loc, edgeValid,
+                     [&] { store(b, loc, *v, buffer, index); });
+            }
           } else if (llvm::any_of(kernel.getYield().getValues(), isFullRow)) {
             FailureOr<SmallVector<Value>> written = emitUnrolledLoop(
                 b, loc, first, end, threads * width, kStreamedVectors, {},

@@ -123,6 +123,68 @@ func.func @masked(%x: tensor<64x4104xbf16>) -> tensor<64x4104xbf16> {
 
 // -----
 
+// Rows no vector divides, in shifted vectors: row r starts (r * 4095) % 8
+// elements past a vector boundary of the buffer; its whole vectors start
+// `lag` columns in (aligned in %a), the last one leaving a vector's margin
+// for %w. 64 threads hold 8 of them (the eighth masked where past the end);
+// thread t also holds edge element t: the t-th of the columns before the
+// lag and after the whole vectors, clamped into the row and left out of
+// the max and the stores where there is none. %w, broadcast over the rows,
+// is read from the two aligned vectors around each column, shifted by the
+// lag with selects.
+// CHECK-LABEL: func.func @shifted
+// CHECK: scf.for %[[ROW:.+]] = %{{.+}} to
+// CHECK: %[[STEP:.+]] = arith.muli %[[ROW]], %c7
+// CHECK: %[[SHIFT:.+]] = arith.remui %[[STEP]], %c8
+// CHECK: %[[BACK:.+]] = arith.subi %c8, %[[SHIFT]]
+// CHECK: %[[LAG:.+]] = arith.remui %[[BACK]], %c8
+// CHECK: %[[AFTER:.+]] = arith.addi %[[LAG]], %c8
+// CHECK: %[[REST:.+]] = arith.subi %c4095{{.*}}, %[[AFTER]]
+// CHECK: %[[WHOLE:.+]] = arith.divui %[[REST]], %c8
+// CHECK: %[[SPAN:.+]] = arith.muli %[[WHOLE]], %c8
+// CHECK: %[[END:.+]] = arith.addi %[[LAG]], %[[SPAN]]
+// CHECK: %[[FIRST:.+]] = arith.addi %{{.+}}, %[[LAG]]
+// CHECK: %[[COL0:.+]] = arith.addi %[[FIRST]], %c0
+// CHECK: %[[COL7:.+]] = arith.addi %[[FIRST]], %c3584
+// CHECK: %[[VALID7:.+]] = arith.cmpi ult, %[[COL7]], %[[END]]
+// CHECK: %[[HEAD:.+]] = arith.cmpi ult, %[[TID:.+]], %[[LAG]]
+// CHECK: %[[PAST:.+]] = arith.subi %[[TID]], %[[LAG]]
+// CHECK: %[[TAIL:.+]] = arith.addi %[[END]], %[[PAST]]
+// CHECK: %[[EDGE:.+]] = arith.select %[[HEAD]], %[[TID]], %[[TAIL]]
+// CHECK: %[[INROW:.+]] = arith.cmpi ult, %[[EDGE]], %c4095
+// CHECK: %[[EDGEVALID:.+]] = arith.andi %[[INROW]]
+// CHECK: %[[EDGECOL:.+]] = arith.minui %[[EDGE]]
+// CHECK: vector.load %arg0[%[[ROW]], %[[COL0]]] {alignment = 16 : i64}
+// CHECK: arith.select %[[VALID7]]
+// CHECK: memref.load %arg0[%[[ROW]], %[[EDGECOL]]]
+// CHECK: arith.select %[[EDGEVALID]]
+// CHECK-NEXT: gpu.all_reduce maximumf
+// CHECK: %[[AT:.+]] = arith.subi %[[COL0]], %[[LAG]]
+// CHECK-NEXT: %[[LO:.+]] = vector.load %arg1[%[[AT]]] {alignment = 16 : i64}
+// CHECK: %[[NEXT:.+]] = arith.addi %[[AT]], %c8
+// CHECK-NEXT: %[[HI:.+]] = vector.load %arg1[%[[NEXT]]] {alignment = 16 : i64}
+// CHECK-NEXT: vector.shuffle %[[LO]], %[[HI]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+// CHECK: arith.select %{{.+}} : vector<11xbf16>
+// CHECK: arith.select %{{.+}} : vector<9xbf16>
+// CHECK: arith.select %{{.+}} : vector<8xbf16>
+// CHECK: vector.store %{{.+}}, %arg2[%[[ROW]], %[[COL0]]] {alignment = 16 : i64}
+// CHECK: memref.load %arg1[%[[EDGECOL]]]
+// CHECK: scf.if %[[EDGEVALID]] {
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: memref.store %{{.+}}, %arg2[%[[ROW]], %[[EDGECOL]]]
+func.func @shifted(%x: tensor<64x4095xbf16>, %g: tensor<4095xbf16>) -> tensor<64x4095xbf16> {
+  %0 = fusion.kernel row_reduction "shifted" (%x, %g) {plan = #fusion.plan<rows, threads = 64, vector = 8, row = registers, cluster = 1, passes = [1, 1]>} : (tensor<64x4095xbf16>, tensor<4095xbf16>) -> tensor<64x4095xbf16> {
+  ^bb0(%a: tensor<64x4095xbf16>, %w: tensor<4095xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4095xbf16> -> tensor<64x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<64x4095xbf16>, tensor<64x1xbf16>) -> tensor<64x4095xbf16>
+    %y = fusion.mul %d, %w : (tensor<64x4095xbf16>, tensor<4095xbf16>) -> tensor<64x4095xbf16>
+    fusion.yield %y : tensor<64x4095xbf16>
+  }
+  return %0 : tensor<64x4095xbf16>
+}
+
+// -----
+
 // A row of dynamic length (planned here: no plan given): streamed with
 // scalar loads up to the row's run-time length, the mean dividing by it.
 // CHECK-LABEL: func.func @dynamic_mean

@@ -2,13 +2,29 @@
 // RUN: fusion-opt %s --fusion-plan-kernels -split-input-file -verify-diagnostics
 
 func.func @plan_misfit(%x: tensor<64x4098xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{plan does not fit: rows of 4098 are not whole 4-element vectors read from every input}}
+  // expected-error @+1 {{plan does not fit: rows of 4098 in shifted 4-element vectors are held (row = registers)}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<64x4098xf32>) -> tensor<64xf32> {
   ^bb0(%a: tensor<64x4098xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<64x4098xf32> -> tensor<64xf32>
     fusion.yield %s : tensor<64xf32>
   }
   return %0 : tensor<64xf32>
+}
+
+// -----
+
+// Shifted vectors need every op to read its operand at the columns of its
+// result: a slice's rows start elsewhere.
+func.func @plan_shifted_slice(%x: tensor<16x4096xbf16>) -> tensor<16x4095xbf16> {
+  // expected-error @+1 {{plan does not fit: rows of 4095 are not whole 8-element vectors, and 'fusion.slice' does not read its operand at the columns of its result}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>} : (tensor<16x4096xbf16>) -> tensor<16x4095xbf16> {
+  ^bb0(%a: tensor<16x4096xbf16>):
+    %v = fusion.slice %a offsets = [0, 1] sizes = [16, 4095] strides = [1, 1] : tensor<16x4096xbf16> -> tensor<16x4095xbf16>
+    %m = fusion.reduce_max %v axes = [1] keep_dims : tensor<16x4095xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %v, %m : (tensor<16x4095xbf16>, tensor<16x1xbf16>) -> tensor<16x4095xbf16>
+    fusion.yield %d : tensor<16x4095xbf16>
+  }
+  return %0 : tensor<16x4095xbf16>
 }
 
 // -----

@@ -160,12 +160,14 @@ func.func @drop_unit_axis(%x: tensor<64x1xf32>) -> tensor<64xf32> {
   return %0 : tensor<64xf32>
 }
 
-// Widths that no vector divides are read element by element, at least
-// 8 a thread, at most 128 threads, held up to 128 elements a thread; a
-// block's threads need not divide the row (the last elements a thread
-// holds are masked). 4095 (odd): 128 threads holding 32 each.
+// Widths that no vector divides are held in shifted vectors where one
+// block holds the row: whole vectors from the row's first vector boundary
+// (each row's whole vectors are aligned), the columns around them an
+// element a thread. 4095 bf16: at most 511 whole vectors, 64 threads
+// holding 8 (a block's threads need not divide the row: the last vectors a
+// thread holds are masked).
 // CHECK-LABEL: func @odd_width
-// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 1, row = registers, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 64, vector = 8, row = registers, cluster = 1, passes = [1]>
 func.func @odd_width(%x: tensor<16x4095xbf16>) -> tensor<16x4095xbf16> {
   %0 = fusion.kernel row_reduction (%x) : (tensor<16x4095xbf16>) -> tensor<16x4095xbf16> {
   ^bb0(%a: tensor<16x4095xbf16>):
@@ -179,9 +181,9 @@ func.func @odd_width(%x: tensor<16x4095xbf16>) -> tensor<16x4095xbf16> {
   return %0 : tensor<16x4095xbf16>
 }
 
-// A prime width (4093) likewise.
+// A prime width (4093 f32) likewise: at most 1023 vectors of 4.
 // CHECK-LABEL: func @prime_width
-// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 1, row = registers, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 4, row = registers, cluster = 1, passes = [1]>
 func.func @prime_width(%x: tensor<16x4093xf32>) -> tensor<16x4093xf32> {
   %0 = fusion.kernel row_reduction (%x) : (tensor<16x4093xf32>) -> tensor<16x4093xf32> {
   ^bb0(%a: tensor<16x4093xf32>):
@@ -193,6 +195,21 @@ func.func @prime_width(%x: tensor<16x4093xf32>) -> tensor<16x4093xf32> {
     fusion.yield %y : tensor<16x4093xf32>
   }
   return %0 : tensor<16x4093xf32>
+}
+
+// An odd row read through a slice is read element by element: the
+// slice's rows start where the row's do not.
+// CHECK-LABEL: func @odd_slice
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 1, row = registers, cluster = 1, passes = [1]>
+func.func @odd_slice(%x: tensor<16x4096xbf16>) -> tensor<16x4095xbf16> {
+  %0 = fusion.kernel row_reduction (%x) : (tensor<16x4096xbf16>) -> tensor<16x4095xbf16> {
+  ^bb0(%a: tensor<16x4096xbf16>):
+    %v = fusion.slice %a offsets = [0, 1] sizes = [16, 4095] strides = [1, 1] : tensor<16x4096xbf16> -> tensor<16x4095xbf16>
+    %m = fusion.reduce_max %v axes = [1] keep_dims : tensor<16x4095xbf16> -> tensor<16x1xbf16>
+    %d = fusion.sub %v, %m : (tensor<16x4095xbf16>, tensor<16x1xbf16>) -> tensor<16x4095xbf16>
+    fusion.yield %d : tensor<16x4095xbf16>
+  }
+  return %0 : tensor<16x4095xbf16>
 }
 
 // 4104 bf16 is 513 vectors of 8: 128 threads holding 5, the fifth masked.
@@ -211,8 +228,9 @@ func.func @masked_vectors(%x: tensor<16x4104xbf16>) -> tensor<16x4104xbf16> {
   return %0 : tensor<16x4104xbf16>
 }
 
-// GPT-2's vocabulary (50257, odd): a cluster of 4 parts of 12565 scalars
-// (99 a thread of 128). Without clusters (sm_80) one block of 512 threads
+// GPT-2's vocabulary (50257, odd): no block holds it, and shifted vectors
+// are held by one block only: a cluster of 4 parts of 12565 scalars (99 a
+// thread of 128). Without clusters (sm_80) one block of 512 threads
 // streams the row.
 // CHECK-LABEL: func @vocabulary_width
 // CHECK: plan = #fusion.plan<cluster_rows, threads = 128, vector = 1, row = registers, cluster = 4, passes = [1]>

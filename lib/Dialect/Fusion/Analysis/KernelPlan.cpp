@@ -356,11 +356,35 @@ static int64_t maxHeldPerThread(int64_t width, int64_t threads) {
   return threads > 256 ? held / 2 : held;
 }
 
+bool fusion::hasShiftedRowVectors(KernelPlanAttr plan, int64_t rowLength) {
+  return !ShapedType::isDynamic(rowLength) && rowLength % plan.getVector() != 0;
+}
+
+std::string fusion::whyNotShiftedRows(KernelOp kernel,
+                                      const RowKernelShape &row) {
+  for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+    if (isa<ConstantOp>(op) || isElementwiseMath(&op) ||
+        llvm::is_contained(row.reductions, &op))
+      continue;
+    // A trivial reduction of values per row ([R..., 1] -> [R...]) is not
+    // read in lanes.
+    if (isTrivialReduction(&op) && !shapeOf(op.getOperand(0)).empty() &&
+        shapeOf(op.getOperand(0)).back() == 1)
+      continue;
+    return "'" + op.getName().getStringRef().str() +
+           "' does not read its operand at the columns of its result";
+  }
+  return "";
+}
+
 int64_t fusion::getRowPart(KernelPlanAttr plan, int64_t rowLength) {
   if (ShapedType::isDynamic(rowLength))
     return rowLength;
   int64_t vector = plan.getVector();
-  return llvm::divideCeil(rowLength, plan.getCluster() * vector) * vector;
+  int64_t span = hasShiftedRowVectors(plan, rowLength)
+                     ? rowLength / vector * vector
+                     : rowLength;
+  return llvm::divideCeil(span, plan.getCluster() * vector) * vector;
 }
 
 int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart) {
@@ -682,68 +706,91 @@ planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
         getDynamicRowVectorWidth(kernel, options.target), RowStorage::streamed,
         /*cluster=*/1, rowPasses(kernel, *row, /*streamed=*/true),
         /*split=*/1);
-  int64_t width = getInnermostVectorWidth(kernel, options.target, h);
-  int64_t perThread = width > 1 ? kVectorsPerThread : kScalarsPerThread;
-  // The threads of a block for `part` elements, and whether it holds them;
-  // a block of a full cluster holds no more than a block of
-  // kMaxRowThreads would.
-  auto blockFor = [&](int64_t part, bool fullCluster) {
-    int64_t vectors = llvm::divideCeil(part, width);
-    auto fits = [&](int64_t threads) {
-      int64_t limit =
-          maxHeldPerThread(width, fullCluster ? kMaxRowThreads : threads);
-      return static_cast<int64_t>(llvm::divideCeil(vectors, threads)) <= limit;
+  // The plan in vectors of `width` over rows spanning `span` elements.
+  auto planWith = [&](int64_t width, int64_t span) -> KernelPlanAttr {
+    int64_t perThread = width > 1 ? kVectorsPerThread : kScalarsPerThread;
+    // The threads of a block for `part` elements, and whether it holds
+    // them; a block of a full cluster holds no more than a block of
+    // kMaxRowThreads would.
+    auto blockFor = [&](int64_t part, bool fullCluster) {
+      int64_t vectors = llvm::divideCeil(part, width);
+      auto fits = [&](int64_t threads) {
+        int64_t limit =
+            maxHeldPerThread(width, fullCluster ? kMaxRowThreads : threads);
+        return static_cast<int64_t>(llvm::divideCeil(vectors, threads)) <=
+               limit;
+      };
+      int64_t threads = 32;
+      while (threads < kRowThreads && threads * 2 * perThread <= vectors)
+        threads *= 2;
+      // Past kRowThreads only where that is what holds the part.
+      while (threads < kMaxRowThreads && !fits(threads))
+        threads *= 2;
+      return std::make_pair(threads, fits(threads));
     };
-    int64_t threads = 32;
-    while (threads < kRowThreads && threads * 2 * perThread <= vectors)
-      threads *= 2;
-    // Past kRowThreads only where that is what holds the part.
-    while (threads < kMaxRowThreads && !fits(threads))
-      threads *= 2;
-    return std::make_pair(threads, fits(threads));
+    // A row one block of kRowThreads cannot hold, or longer than
+    // maxRowElements, is split over a cluster: parts of at most what such
+    // a block holds (and half of maxRowElements), as many as the cluster
+    // allows, if its blocks then hold their parts. Parts are whole
+    // vectors; the last one may be shorter.
+    int64_t capacity =
+        kRowThreads * maxHeldPerThread(width, kRowThreads) * width;
+    bool needsCluster = span > capacity || span > options.maxRowElements;
+    // A kernel that streamed reads every input once (reductions only, an
+    // online sum in its max's pass) gains nothing from holding a row it
+    // would split over a cluster: a block of kRowThreads streams it.
+    // (H200, 2026-11-30, plan_sweep: logsumexp over rows of 32768 bf16 at
+    // 3731 GB/s streamed by 128 threads, 2492 held in 2 parts; rows of
+    // 131072 at 3517, 2136 held in 8 parts; rows of 4096, which one block
+    // holds, 3056 streamed and 3166 held.)
+    SmallVector<int64_t> streamedPasses =
+        rowPasses(kernel, *row, /*streamed=*/true);
+    if (needsCluster &&
+        llvm::all_of(streamedPasses, [](int64_t p) { return p == 1; }))
+      return KernelPlanAttr::get(context, KernelStrategy::rows, kRowThreads,
+                                 width, RowStorage::streamed, /*cluster=*/1,
+                                 streamedPasses, /*split=*/1);
+    int64_t cluster = 1;
+    if (needsCluster) {
+      int64_t parts = llvm::divideCeil(span, capacity);
+      if (span > options.maxRowElements)
+        parts = std::max<int64_t>(
+            parts, llvm::divideCeil(
+                       span, std::max<int64_t>(1, options.maxRowElements / 2)));
+      parts = std::min<int64_t>(options.target.maxClusterBlocks, parts);
+      int64_t part = llvm::divideCeil(span, parts * width) * width;
+      if (blockFor(part, parts == options.target.maxClusterBlocks).second)
+        cluster = llvm::divideCeil(span, part);
+    }
+    int64_t part = llvm::divideCeil(span, cluster * width) * width;
+    auto [threads, held] = blockFor(
+        part, cluster > 1 && cluster == options.target.maxClusterBlocks);
+    RowStorage storage = held ? RowStorage::registers : RowStorage::streamed;
+    return KernelPlanAttr::get(
+        context,
+        cluster > 1 ? KernelStrategy::cluster_rows : KernelStrategy::rows,
+        threads, width, storage, cluster, rowPasses(kernel, *row, !held),
+        /*split=*/1);
   };
-  // A row one block of kRowThreads cannot hold, or longer than
-  // maxRowElements, is split over a cluster: parts of at most what such a
-  // block holds (and half of maxRowElements), as many as the cluster
-  // allows, if its blocks then hold their parts. Parts are whole vectors;
-  // the last one may be shorter.
-  int64_t capacity = kRowThreads * maxHeldPerThread(width, kRowThreads) * width;
-  bool needsCluster = h > capacity || h > options.maxRowElements;
-  // A kernel that streamed reads every input once (reductions only, an
-  // online sum in its max's pass) gains nothing from holding a row it
-  // would split over a cluster: a block of kRowThreads streams it. (H200,
-  // 2026-11-30, plan_sweep: logsumexp over rows of 32768 bf16 at 3731 GB/s
-  // streamed by 128 threads, 2492 held in 2 parts; rows of 131072 at 3517,
-  // 2136 held in 8 parts; rows of 4096, which one block holds, 3056
-  // streamed and 3166 held.)
-  SmallVector<int64_t> streamedPasses =
-      rowPasses(kernel, *row, /*streamed=*/true);
-  if (needsCluster &&
-      llvm::all_of(streamedPasses, [](int64_t p) { return p == 1; }))
-    return KernelPlanAttr::get(context, KernelStrategy::rows, kRowThreads,
-                               width, RowStorage::streamed, /*cluster=*/1,
-                               streamedPasses, /*split=*/1);
-  int64_t cluster = 1;
-  if (needsCluster) {
-    int64_t parts = llvm::divideCeil(h, capacity);
-    if (h > options.maxRowElements)
-      parts = std::max<int64_t>(
-          parts, llvm::divideCeil(
-                     h, std::max<int64_t>(1, options.maxRowElements / 2)));
-    parts = std::min<int64_t>(options.target.maxClusterBlocks, parts);
-    int64_t part = llvm::divideCeil(h, parts * width) * width;
-    if (blockFor(part, parts == options.target.maxClusterBlocks).second)
-      cluster = llvm::divideCeil(h, part);
+  // A row no vector divides is held in shifted vectors where one block
+  // holds it (see hasShiftedRowVectors), else in elements: the strategy
+  // streams no shifted vectors, and in a cluster they measured slower.
+  // (H200, 2026-12-01, plan_sweep: layernorm over rows of 4095 bf16 at
+  // 3383 GB/s in 64 threads x 8 shifted vectors, 3184 in 128 x 4, 2691 in
+  // 128 x 32 elements; softmax over rows of 50257 at 2070 in 4 parts of
+  // 128 x 13 shifted vectors, 2385 in 128 x 99 elements.)
+  int64_t width = getInnermostVectorWidth(kernel, options.target, h);
+  int64_t lanes = getVectorLanes(kernel, options.target);
+  if (width == 1 && lanes > 1 && h % lanes != 0 &&
+      h >= kMinShiftedRowVectors * lanes &&
+      whyNotShiftedRows(kernel, *row).empty()) {
+    KernelPlanAttr shifted = planWith(lanes, h / lanes * lanes);
+    if (shifted.getRow() == RowStorage::registers &&
+        shifted.getCluster() == 1 &&
+        shifted.getThreads() >= kMinShiftedRowVectors * lanes)
+      return shifted;
   }
-  int64_t part = llvm::divideCeil(h, cluster * width) * width;
-  auto [threads, held] =
-      blockFor(part, cluster > 1 && cluster == options.target.maxClusterBlocks);
-  RowStorage storage = held ? RowStorage::registers : RowStorage::streamed;
-  return KernelPlanAttr::get(
-      context,
-      cluster > 1 ? KernelStrategy::cluster_rows : KernelStrategy::rows,
-      threads, width, storage, cluster, rowPasses(kernel, *row, !held),
-      /*split=*/1);
+  return planWith(width, h);
 }
 
 /// The columns plan of a column reduction kernel, or failure with the
@@ -991,13 +1038,31 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
            << "-element vectors from every input";
       return message;
     }
-    if (getInnermostVectorWidth(kernel, target, h) % vector != 0) {
+    bool shifted = hasShiftedRowVectors(plan, h);
+    if (shifted) {
+      std::string why = whyNotShiftedRows(kernel, *row);
+      if (!why.empty())
+        return "rows of " + std::to_string(h) + " are not whole " +
+               std::to_string(vector) + "-element vectors, and " + why;
+      if (plan.getRow() != RowStorage::registers)
+        return "rows of " + std::to_string(h) + " in shifted " +
+               std::to_string(vector) +
+               "-element vectors are held (row = registers)";
+      // A row's edge elements, one a thread, are fewer than 3 vectors.
+      if (h < kMinShiftedRowVectors * vector ||
+          plan.getThreads() < kMinShiftedRowVectors * vector)
+        return "rows of " + std::to_string(h) + " in shifted " +
+               std::to_string(vector) + "-element vectors need at least " +
+               std::to_string(kMinShiftedRowVectors) +
+               " vectors' worth of columns and of threads";
+    } else if (getInnermostVectorWidth(kernel, target, h) % vector != 0) {
       os << "rows of " << h << " are not whole " << vector
          << "-element vectors read from every input";
       return message;
     }
     int64_t part = getRowPart(plan, h);
-    if (cluster > 1 && (cluster - 1) * part >= h) {
+    if (cluster > 1 &&
+        (cluster - 1) * part >= (shifted ? h / vector * vector : h)) {
       os << "rows of " << h << " leave blocks of a cluster of " << cluster
          << " without a part";
       return message;

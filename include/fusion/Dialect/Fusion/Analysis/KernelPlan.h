@@ -277,9 +277,28 @@ KernelPlanAttr planKernel(KernelOp kernel, const PlanOptions &options,
 std::string checkPlan(KernelOp kernel, KernelPlanAttr plan,
                       const GpuTarget &target);
 
+/// Whether a row plan reads rows of `rowLength` in shifted vectors: a
+/// static length that the plan's vectors do not divide. A row's vectors
+/// then start on the first vector boundary of the flat buffer in the row
+/// (`lag` columns in), so that reads of values of the row shape stay
+/// aligned; the columns before it and the last ones that no whole vector
+/// holds (fewer than three vectors' worth) are read element by element,
+/// one a thread. Such rows are held in registers, at least
+/// kMinShiftedRowVectors vectors long, by at least as many vectors' worth
+/// of threads.
+bool hasShiftedRowVectors(KernelPlanAttr plan, int64_t rowLength);
+constexpr int64_t kMinShiftedRowVectors = 3;
+
+/// Why a row kernel cannot be read in shifted vectors; empty when it can:
+/// every op a constant, elementwise math, one of its reductions or a trivial
+/// reduction of values per row (their lanes are columns of the row,
+/// wherever the vector starts).
+std::string whyNotShiftedRows(KernelOp kernel, const RowKernelShape &row);
+
 /// The elements of a row of `rowLength` each block of a row plan's cluster
 /// owns: whole vectors, the last block's part shorter when they do not
-/// divide the row (dynamic for a dynamic length).
+/// divide the row (dynamic for a dynamic length). With shifted vectors the
+/// parts cover the row's whole vectors (at most rowLength / vector).
 int64_t getRowPart(KernelPlanAttr plan, int64_t rowLength);
 
 /// Vectors of the row each thread holds in registers under a row plan (0
