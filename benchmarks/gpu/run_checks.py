@@ -70,6 +70,12 @@ def inputs_for(fn, name, rows=None, shapes=None):
         xs.append(x)
     if name == "adamw":
         xs[3] = xs[3].abs()
+    if name == "mean_all":
+        # A mean of values that cancel is ill-conditioned: its relative
+        # error is not bounded by the rounding of its terms (a mean over
+        # 300 x 77 values of [-2, 2] missed the f32 tolerance by 20% in
+        # one run of 2026-12-01, fused and unfused alike).
+        xs[0] = xs[0].abs()
     return xs
 
 
