@@ -276,21 +276,14 @@ struct KernelsToGPUPass
     // kernel whose strategy computes it online.
     RewritePatternSet patterns(&getContext());
     populateDecomposePatterns(patterns, /*elementwise=*/true,
-                              /*insideAttention=*/false);
+                              [](Operation *op) {
+                                auto kernel = op->getParentOfType<KernelOp>();
+                                return kernel && kernel.getPlanAttr() &&
+                                       kernel.getPlanAttr().getStrategy() ==
+                                           KernelStrategy::attention_rows;
+                              });
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
-    SmallVector<KernelOp> opByOp;
-    module.walk([&](KernelOp kernel) {
-      if (kernel.getKind() == KernelKind::attention &&
-          kernel.getPlanAttr().getStrategy() != KernelStrategy::attention_rows)
-        opByOp.push_back(kernel);
-    });
-    for (KernelOp kernel : opByOp) {
-      RewritePatternSet inside(&getContext());
-      populateDecomposePatterns(inside);
-      if (failed(applyPatternsGreedily(kernel, std::move(inside))))
-        return signalPassFailure();
-    }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(&getContext()));
     for (auto function :

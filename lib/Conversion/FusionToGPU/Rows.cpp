@@ -87,10 +87,10 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   // aligned vector after each: PointEvaluator::loadAcrossRows); the
   // columns around them are edge elements, one a thread.
   bool shifted = hasShiftedRowVectors(plan, h);
-  if (shifted && (!unrolled || threads < 3 * planWidth))
+  if (shifted && (!unrolled || threads < kMinShiftedRowVectors * planWidth))
     return kernel.emitOpError("rows of ")
            << h << " in shifted vectors must be held by at least "
-           << 3 * planWidth << " threads";
+           << kMinShiftedRowVectors * planWidth << " threads";
   int64_t margin = 0;
   if (shifted && llvm::any_of(kernel.getInputs().getTypes(), [&](Type type) {
         ArrayRef<int64_t> s = cast<RankedTensorType>(type).getShape();

@@ -377,14 +377,19 @@ std::string fusion::whyNotShiftedRows(KernelOp kernel,
   return "";
 }
 
+/// The columns a row plan's parts cover: the row's whole vectors (all of
+/// it, but where shifted vectors leave edge elements).
+static int64_t getRowSpan(int64_t rowLength, int64_t vector) {
+  return rowLength / vector * vector;
+}
+
 int64_t fusion::getRowPart(KernelPlanAttr plan, int64_t rowLength) {
   if (ShapedType::isDynamic(rowLength))
     return rowLength;
   int64_t vector = plan.getVector();
-  int64_t span = hasShiftedRowVectors(plan, rowLength)
-                     ? rowLength / vector * vector
-                     : rowLength;
-  return llvm::divideCeil(span, plan.getCluster() * vector) * vector;
+  return llvm::divideCeil(getRowSpan(rowLength, vector),
+                          plan.getCluster() * vector) *
+         vector;
 }
 
 int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart) {
@@ -784,7 +789,7 @@ planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
   if (width == 1 && lanes > 1 && h % lanes != 0 &&
       h >= kMinShiftedRowVectors * lanes &&
       whyNotShiftedRows(kernel, *row).empty()) {
-    KernelPlanAttr shifted = planWith(lanes, h / lanes * lanes);
+    KernelPlanAttr shifted = planWith(lanes, getRowSpan(h, lanes));
     if (shifted.getRow() == RowStorage::registers &&
         shifted.getCluster() == 1 &&
         shifted.getThreads() >= kMinShiftedRowVectors * lanes)
@@ -1061,8 +1066,7 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
       return message;
     }
     int64_t part = getRowPart(plan, h);
-    if (cluster > 1 &&
-        (cluster - 1) * part >= (shifted ? h / vector * vector : h)) {
+    if (cluster > 1 && (cluster - 1) * part >= getRowSpan(h, vector)) {
       os << "rows of " << h << " leave blocks of a cluster of " << cluster
          << " without a part";
       return message;

@@ -66,25 +66,19 @@ private:
   Type f32;
 };
 
-/// Whether `op` is in an attention kernel, whose softmax its strategy
-/// computes whole (online, as the scores are made).
-static bool isInAttentionKernel(Operation *op) {
-  auto kernel = op->getParentOfType<KernelOp>();
-  return kernel && kernel.getKind() == KernelKind::attention;
-}
-
 /// Rewrites a composite op whose result has its first operand's element
-/// type: `compute` gets the f32 builder and returns the f32 result.
+/// type: `compute` gets the f32 builder and returns the f32 result. Ops
+/// `keepWhole` holds are left alone.
 template <typename OpTy> struct CompositePattern : OpRewritePattern<OpTy> {
-  CompositePattern(MLIRContext *context, bool insideAttention)
-      : OpRewritePattern<OpTy>(context), insideAttention(insideAttention) {}
+  CompositePattern(MLIRContext *context, KeepWhole keepWhole)
+      : OpRewritePattern<OpTy>(context), keepWhole(std::move(keepWhole)) {}
 
   virtual Value computeF32(F32Builder &f, OpTy op) const = 0;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const final {
-    if (!insideAttention && isInAttentionKernel(op))
-      return rewriter.notifyMatchFailure(op, "inside an attention kernel");
+    if (keepWhole && keepWhole(op))
+      return rewriter.notifyMatchFailure(op, "kept whole");
     F32Builder f(rewriter, op.getLoc());
     Value result = computeF32(f, op);
     rewriter.replaceOp(op, f.fromF32(result, getElementTypeOrSelf(op)));
@@ -92,7 +86,7 @@ template <typename OpTy> struct CompositePattern : OpRewritePattern<OpTy> {
   }
 
 private:
-  bool insideAttention;
+  KeepWhole keepWhole;
 };
 
 static int64_t lastAxis(Value x) {
@@ -224,8 +218,10 @@ struct FusionDecomposePass
     RewritePatternSet patterns(&getContext());
     // An attention kernel's softmax stays whole for its strategy; the
     // lowerings decompose it if they compute the kernel op by op.
-    populateDecomposePatterns(patterns, elementwise,
-                              /*insideAttention=*/false);
+    populateDecomposePatterns(patterns, elementwise, [](Operation *op) {
+      auto kernel = op->getParentOfType<KernelOp>();
+      return kernel && kernel.getKind() == KernelKind::attention;
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -234,10 +230,10 @@ struct FusionDecomposePass
 } // namespace
 
 void fusion::populateDecomposePatterns(RewritePatternSet &patterns,
-                                       bool elementwise, bool insideAttention) {
+                                       bool elementwise, KeepWhole keepWhole) {
   patterns.add<DecomposeRmsNorm, DecomposeLayerNorm, DecomposeSoftmax,
-               DecomposeLogSumExp>(patterns.getContext(), insideAttention);
+               DecomposeLogSumExp>(patterns.getContext(), keepWhole);
   if (elementwise)
     patterns.add<DecomposeGelu, DecomposeSigmoid, DecomposeSilu>(
-        patterns.getContext(), insideAttention);
+        patterns.getContext(), keepWhole);
 }

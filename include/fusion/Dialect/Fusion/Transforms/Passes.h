@@ -8,6 +8,8 @@
 #include "fusion/Dialect/Fusion/Transforms/KernelFusion.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+
 namespace mlir {
 class RewritePatternSet;
 
@@ -16,13 +18,16 @@ namespace fusion {
 #define GEN_PASS_DECL
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
 
+/// Which composite ops a decomposition leaves whole (an attention kernel's
+/// softmax, for a strategy that computes it online); none when empty.
+using KeepWhole = std::function<bool(Operation *)>;
+
 /// Patterns rewriting rms_norm, layer_norm, softmax and logsumexp, and with
 /// `elementwise` also gelu, silu and sigmoid, into primitive fusion ops
-/// computed in f32; with `insideAttention`, also inside attention kernels
-/// (for lowerings that compute them op by op).
+/// computed in f32, but for the ops `keepWhole` holds.
 void populateDecomposePatterns(RewritePatternSet &patterns,
                                bool elementwise = true,
-                               bool insideAttention = true);
+                               KeepWhole keepWhole = {});
 
 #define GEN_PASS_REGISTRATION
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
