@@ -6,15 +6,19 @@ the GPU machine).
 Fuses and plans every function of SOURCE, then writes, for each function
 and each combination of the given threads, cluster sizes and row storage,
 a copy whose kernel carries that plan (function and kernel renamed
-`<name>_c<cluster>_t<threads>[_streamed]`). Combinations the planner's
-checks refuse for the kernel are left out and listed. Functions of more
-than one kernel are left out. Compile the output with fusion-compile.
+`<name>_c<cluster>_t<threads>[_v<vector>][_streamed]`; the vector is named
+only where --vectors gives more than the planned one). Combinations the
+planner's checks refuse for the kernel are left out and listed. Functions
+of more than one kernel are left out. Compile the output with
+fusion-compile.
 
   scripts/plan-variants.py SOURCE -o VARIANTS.mlir \\
-      [--threads 64,128,256,512] [--clusters 1,2,4,8] [--streamed]
+      [--threads 64,128,256,512] [--clusters 1,2,4,8] [--streamed] \\
+      [--vectors planned,1,8]
 """
 
 import argparse
+import itertools
 import os
 import re
 import subprocess
@@ -34,6 +38,8 @@ def main():
     parser.add_argument("--clusters", default="1")
     parser.add_argument("--streamed", action="store_true",
                         help="also the streamed variant of each")
+    parser.add_argument("--vectors", default="planned",
+                        help="vector widths: numbers, or planned (the planner's)")
     parser.add_argument("--build", default=os.environ.get(
         "FUSION_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "build")))
     args = parser.parse_args()
@@ -53,29 +59,33 @@ def main():
         plan = re.search(r"#fusion\.plan<(\w+), threads = \d+, vector = (\d+), "
                          r"row = \w+, cluster = \d+, (?:split = \d+, )?passes = (\[[^\]]*\])>",
                          text)
-        vector, passes = plan.group(2), plan.group(3)
-        for cluster in map(int, args.clusters.split(",")):
-            for threads in map(int, args.threads.split(",")):
-                for streamed in ([False, True] if args.streamed else [False]):
-                    strategy = "cluster_rows" if cluster > 1 else "rows"
-                    row = "streamed" if streamed else "registers"
-                    label = f"{name}_c{cluster}_t{threads}" + ("_streamed" if streamed else "")
-                    variant = re.sub(
-                        r"#fusion\.plan<[^>]*>",
-                        f"#fusion.plan<{strategy}, threads = {threads}, vector = {vector}, "
-                        f"row = {row}, cluster = {cluster}, passes = {passes}>", text)
-                    variant = variant.replace(f"@{name}(", f"@{label}(").replace(
-                        f'"{kernels[0]}"', f'"{label}_k0"')
-                    # The planner's checks decide whether it fits. (The
-                    # passes are copied: they feed the traffic report,
-                    # not the lowering.)
-                    code, _, err = run(opt, ["--fusion-plan-kernels"],
-                                       "module {\n" + variant + "}\n")
-                    if code:
-                        message = err.strip().splitlines()[0] if err.strip() else "refused"
-                        refused.append(f"{label}: {message}")
-                        continue
-                    variants.append(variant)
+        planned, passes = plan.group(2), plan.group(3)
+        vectors = list(dict.fromkeys(
+            planned if v == "planned" else v for v in args.vectors.split(",")))
+        for cluster, threads, vector, streamed in itertools.product(
+                map(int, args.clusters.split(",")), map(int, args.threads.split(",")),
+                vectors, [False, True] if args.streamed else [False]):
+            strategy = "cluster_rows" if cluster > 1 else "rows"
+            row = "streamed" if streamed else "registers"
+            label = (f"{name}_c{cluster}_t{threads}"
+                     + (f"_v{vector}" if len(vectors) > 1 else "")
+                     + ("_streamed" if streamed else ""))
+            variant = re.sub(
+                r"#fusion\.plan<[^>]*>",
+                f"#fusion.plan<{strategy}, threads = {threads}, vector = {vector}, "
+                f"row = {row}, cluster = {cluster}, passes = {passes}>", text)
+            variant = variant.replace(f"@{name}(", f"@{label}(").replace(
+                f'"{kernels[0]}"', f'"{label}_k0"')
+            # The planner's checks decide whether it fits. (The
+            # passes are copied: they feed the traffic report,
+            # not the lowering.)
+            code, _, err = run(opt, ["--fusion-plan-kernels"],
+                               "module {\n" + variant + "}\n")
+            if code:
+                message = err.strip().splitlines()[0] if err.strip() else "refused"
+                refused.append(f"{label}: {message}")
+                continue
+            variants.append(variant)
     with open(args.output, "w") as f:
         f.write("module {\n" + "".join(variants) + "}\n")
     print(f"{len(variants)} variants written to {args.output}")

@@ -6,9 +6,12 @@ Median of triton.testing.do_bench with preallocated outputs; effective
 GB/s counts each input and output once. Prints one line per function and
 writes the numbers as JSON into $OUT.
 
-  python3 plan_sweep.py LIBRARY.so [NAME...]
+  python3 plan_sweep.py [--rep MS] LIBRARY.so [NAME...]
+
+Variants of one kernel (functions of one signature) share their inputs.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -26,24 +29,34 @@ DYNAMIC_SIZE = 16384
 
 
 def main():
-    library, names = sys.argv[1], sys.argv[2:]
-    module = cuda.load(library)
-    results = []
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rep", type=int, default=200,
+                        help="milliseconds of timed calls a function (do_bench's rep)")
+    parser.add_argument("library")
+    parser.add_argument("names", nargs="*", help="functions whose names start so")
+    args = parser.parse_args()
+    module = cuda.load(args.library)
+    results, inputs = [], {}
     for name, fn in module.functions.items():
-        if names and not any(name.startswith(n) for n in names):
+        if args.names and not any(name.startswith(n) for n in args.names):
             continue
-        xs = [torch.empty([DYNAMIC_SIZE if d is None else d for d in t.shape],
-                          dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
-              for t in fn.inputs]
+        signature = tuple((tuple(t.shape), t.element) for t in fn.inputs)
+        if signature not in inputs:
+            inputs.clear()
+            inputs[signature] = [
+                torch.empty([DYNAMIC_SIZE if d is None else d for d in t.shape],
+                            dtype=DTYPES[t.element], device="cuda").uniform_(-2, 2)
+                for t in fn.inputs]
+        xs = inputs[signature]
         outs = fn(*xs)
         nbytes = sum(t.numel() * t.element_size() for t in list(xs) + list(outs))
-        ms = triton.testing.do_bench(lambda: fn(*xs, outputs=outs), warmup=25, rep=200,
-                                     return_mode="median")
+        ms = triton.testing.do_bench(lambda: fn(*xs, outputs=outs), warmup=25,
+                                     rep=args.rep, return_mode="median")
         results.append(dict(function=name, ms=ms, gbs=nbytes / ms / 1e6))
         print(f"{name:40} {ms * 1e3:9.1f} us {nbytes / ms / 1e6:7.0f} GB/s", flush=True)
     with open(os.path.join(os.environ.get("OUT", "."), "plan_sweep.json"), "w") as f:
-        json.dump(dict(device=torch.cuda.get_device_name(), library=os.path.basename(library),
-                       results=results), f, indent=1)
+        json.dump(dict(device=torch.cuda.get_device_name(),
+                       library=os.path.basename(args.library), results=results), f, indent=1)
 
 
 if __name__ == "__main__":

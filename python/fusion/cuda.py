@@ -27,6 +27,8 @@ import functools
 import itertools
 import json
 import os
+import re
+import subprocess
 import threading
 
 from . import cpu, launch, tools
@@ -60,6 +62,41 @@ def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
              + [f"--matmul-epilogue={matmul_epilogue}", f"--matmul-backend={matmul_backend}"]
              + (["--matmul-tf32"] if matmul_tf32 else []))
     return stem + ".so"
+
+
+def kernel_resources(source, build_dir, work_dir, options="", ptxas=None):
+    """What ptxas gives each kernel of `source` (a path) lowered by
+    `fusion-opt --fusion-to-nvvm=format=isa <options>`: {kernel: dict(
+    registers, stack, spill_stores, spill_loads)} in bytes (registers a
+    thread), the PTX kept in `work_dir`. Raises RuntimeError where ptxas
+    refuses the PTX."""
+    ptxas = ptxas or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
+                      else "ptxas")
+    lowered = cpu._run([tools.find("fusion-opt", build_dir), source,
+                        f"--fusion-to-nvvm=format=isa {options}".strip()])
+    os.makedirs(work_dir, exist_ok=True)
+    resources = {}
+    for name, assembly in re.findall(r'gpu\.binary @(\w+) .*?assembly = "((?:[^"\\]|\\.)*)"',
+                                     lowered):
+        ptx = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), assembly)
+        path = os.path.join(work_dir, f"{name}.ptx")
+        with open(path, "w") as f:
+            f.write(ptx)
+        chip = re.search(r"^\.target (sm_\w+)", ptx, re.M).group(1)
+        result = subprocess.run([ptxas, "-v", "--gpu-name", chip, path, "-o", path + ".cubin"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"ptxas failed on {path}:\n{result.stdout}{result.stderr}")
+        report = result.stderr
+        for entry, stack, stores, loads in re.findall(
+                r"Compiling entry function '(\w+)'.*?(\d+) bytes stack frame, "
+                r"(\d+) bytes spill stores, (\d+) bytes spill loads", report, re.S):
+            registers = re.search(rf"Function properties for {entry}.*?Used (\d+) registers",
+                                  report, re.S)
+            resources[entry] = dict(registers=int(registers.group(1)) if registers else None,
+                                    stack=int(stack), spill_stores=int(stores),
+                                    spill_loads=int(loads))
+    return resources
 
 
 class Function:

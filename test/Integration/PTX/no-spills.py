@@ -9,8 +9,6 @@
 # RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
 
 import os
-import re
-import subprocess
 import sys
 
 build_dir, src_root, work_dir = sys.argv[1:4]
@@ -18,7 +16,7 @@ sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
 import codegen_cases  # noqa: E402
 import matmul_cases  # noqa: E402
 import workloads  # noqa: E402
-from fusion import random_graphs  # noqa: E402
+from fusion import cuda, random_graphs  # noqa: E402
 
 os.makedirs(work_dir, exist_ok=True)
 source = os.path.join(work_dir, "workloads.mlir")
@@ -33,36 +31,21 @@ with open(matmuls, "w") as f:
 graphs = os.path.join(work_dir, "graphs.mlir")
 with open(graphs, "w") as f:
     f.write("\n".join(random_graphs.random_graph(500000 + i).mlir for i in range(100)))
-ptxas = "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"
 
 failures, kernels = [], 0
 for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (matmuls, "true"),
                      (graphs, "true")):
-    lowered = subprocess.run(
-        [os.path.join(build_dir, "bin", "fusion-opt"), module,
-         f"--fusion-to-nvvm=format=isa fuse={fuse} matmul-epilogue=any matmul-backend=generated"],
-        capture_output=True, text=True, check=True).stdout
-    for name, assembly in re.findall(r'gpu\.binary @(\w+) .*?assembly = "((?:[^"\\]|\\.)*)"', lowered):
-        ptx = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), assembly)
-        path = os.path.join(work_dir, f"{name}.{fuse}.ptx")
-        with open(path, "w") as f:
-            f.write(ptx)
-        chip = re.search(r"^\.target (sm_\w+)", ptx, re.M).group(1)
-        result = subprocess.run([ptxas, "-v", "--gpu-name", chip, path, "-o", path + ".cubin"],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            sys.exit(f"ptxas failed on {path}:\n{result.stdout}{result.stderr}")
-        report = result.stderr
-        for entry, frame, stores, loads in re.findall(
-                r"Compiling entry function '(\w+)'.*?(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
-                report, re.S):
-            kernels += 1
-            registers = re.search(rf"Function properties for {entry}.*?Used (\d+) registers", report, re.S)
-            ok = frame == stores == loads == "0"
-            print(f"{'ok  ' if ok else 'FAIL'} {entry:28} fuse={fuse:5} stack {frame} B, spill stores {stores} B, "
-                  f"spill loads {loads} B, registers {registers.group(1) if registers else '?'}")
-            if not ok:
-                failures.append(entry)
+    resources = cuda.kernel_resources(
+        module, build_dir, os.path.join(work_dir, f"{os.path.basename(module)}.{fuse}"),
+        f"fuse={fuse} matmul-epilogue=any matmul-backend=generated")
+    for entry, r in resources.items():
+        kernels += 1
+        ok = r["stack"] == r["spill_stores"] == r["spill_loads"] == 0
+        print(f"{'ok  ' if ok else 'FAIL'} {entry:28} fuse={fuse:5} stack {r['stack']} B, "
+              f"spill stores {r['spill_stores']} B, spill loads {r['spill_loads']} B, "
+              f"registers {r['registers']}")
+        if not ok:
+            failures.append(entry)
 
 print(f"{kernels} kernels, {len(failures)} with spills or a stack frame")
 sys.exit(1 if failures or kernels == 0 else 0)

@@ -14,11 +14,15 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-// Row plans (H200, 2026-11-30: plan_sweep.py over hand-written plans of
-// the benchmark's row kernels and of odd and vocabulary widths; numbers in
-// docs/results.md). A block's threads are sized for about
-// kVectorsPerThread vectors (kScalarsPerThread elements where no vector
-// divides the row) each, from a warp up to kRowThreads: smaller blocks
+// Row plans of static width come from the measured table (RowPlans.def,
+// lookUpMeasuredRowPlan) where it covers the kernel; the rule below plans
+// the rest (few or dynamic rows, widths outside the table's samples, other
+// chips, plans the checks or max-row-elements refuse). The rule (H200,
+// 2026-11-30: plan_sweep.py over hand-written plans of the benchmark's row
+// kernels and of odd and vocabulary widths; numbers in docs/results.md): a
+// block's threads are sized for about kVectorsPerThread vectors
+// (kScalarsPerThread elements where no vector divides the row) each, from
+// a warp up to kRowThreads: smaller blocks
 // holding more (more rows in flight per SM, cheaper block-wide
 // reductions). A thread holds up to kMaxHeldVectors vectors (as many
 // registers as kMaxHeldScalars elements), half of that in blocks of more
@@ -697,7 +701,114 @@ rowPasses(KernelOp kernel, const RowKernelShape &row, bool streamed) {
   return passes;
 }
 
-/// The rows plan of a row kernel, or failure with the reason.
+namespace {
+/// The classes of row kernels in the measured table (RowPlans.def), by the
+/// passes over a row a streamed plan makes: OnePass where only reductions
+/// read the rows (online sums in their max's pass: a logsumexp, sums);
+/// TwoPass where a pass of reductions precedes the pass that writes (a
+/// softmax with its online sum, an rmsnorm); ThreePass for more (a
+/// layernorm's mean, then its variance).
+enum class RowClass { OnePass, TwoPass, ThreePass };
+/// How a row's columns may be read: Whole vectors of the kernel's lanes;
+/// Shiftable, a width no vector divides, in shifted vectors or elements;
+/// Elements only.
+enum class RowColumns { Whole, Shiftable, Elements };
+/// A plan of the table, for rows of its class, columns and element size
+/// from the previous entry's width (exclusive) up to `maxWidth`.
+struct MeasuredRowPlan {
+  RowClass rowClass;
+  RowColumns columns;
+  int64_t elementBytes;
+  int64_t maxWidth;
+  int64_t threads;
+  int64_t cluster;
+  RowStorage row;
+  /// Vectors of the kernel's lanes (whole or shifted), else elements.
+  bool vectors;
+};
+} // namespace
+
+#define ROW_PLANS_CHIP(CHIP)                                                   \
+  static constexpr llvm::StringLiteral kMeasuredRowPlansChip = CHIP;
+#include "RowPlans.def"
+
+static constexpr MeasuredRowPlan kMeasuredRowPlans[] = {
+#define ROW_PLAN(CLASS, COLUMNS, BYTES, MAX_WIDTH, THREADS, CLUSTER, ROW,      \
+                 VECTORS, GBS)                                                 \
+  {RowClass::CLASS, RowColumns::COLUMNS, BYTES,  MAX_WIDTH, THREADS,           \
+   CLUSTER,         RowStorage::ROW,     VECTORS},
+#include "RowPlans.def"
+};
+
+/// The measured plan of a row kernel of static width and row count, where
+/// the table was measured on the target's chip, covers the kernel's class,
+/// columns, element size and width (from its first sample of them to its
+/// last), and the plan suits the kernel (the checks; a part held within
+/// max-row-elements); otherwise none, and the rule decides.
+static std::optional<KernelPlanAttr>
+lookUpMeasuredRowPlan(KernelOp kernel, const RowKernelShape &row,
+                      const PlanOptions &options) {
+  // (sm_90a is sm_90's hardware.)
+  StringRef chip = options.target.chip;
+  chip.consume_back("a");
+  if (!options.measuredRowPlans || chip != kMeasuredRowPlansChip)
+    return std::nullopt;
+  // The table's samples have thousands of rows; fewer than the chip has
+  // multiprocessors (decoding), or a count known only at run time, may
+  // leave each row more of the chip than they measured (H200, 2026-12-01:
+  // add_rmsnorm over a few rows of 4096 in 64 threads, the table's, 8.4 us
+  // a call; in 128 threads, the rule's, 6.9).
+  ArrayRef<int64_t> rows = ArrayRef<int64_t>(row.rowShape).drop_back();
+  if (llvm::any_of(rows, ShapedType::isDynamic) ||
+      ShapedType::getNumElements(rows) < options.target.multiprocessors)
+    return std::nullopt;
+  int64_t h = row.rowShape.back();
+  int64_t lanes = getVectorLanes(kernel, options.target);
+  int64_t width = getInnermostVectorWidth(kernel, options.target, h);
+  RowColumns columns;
+  if (width == lanes)
+    columns = RowColumns::Whole;
+  else if (width > 1)
+    return std::nullopt;
+  else if (lanes > 1 && h % lanes != 0 &&
+           whyNotShiftedRows(kernel, row).empty())
+    columns = RowColumns::Shiftable;
+  else
+    columns = RowColumns::Elements;
+  SmallVector<int64_t> passes = rowPasses(kernel, row, /*streamed=*/true);
+  int64_t mostPasses = *llvm::max_element(passes);
+  RowClass rowClass = mostPasses == 1   ? RowClass::OnePass
+                      : mostPasses == 2 ? RowClass::TwoPass
+                                        : RowClass::ThreePass;
+  int64_t elementBytes = options.target.vectorBytes / lanes;
+  bool first = true;
+  for (const MeasuredRowPlan &measured : kMeasuredRowPlans) {
+    if (measured.rowClass != rowClass || measured.columns != columns ||
+        measured.elementBytes != elementBytes)
+      continue;
+    if (measured.maxWidth < h) {
+      first = false;
+      continue;
+    }
+    if (first && measured.maxWidth != h)
+      return std::nullopt;
+    bool streamed = measured.row == RowStorage::streamed;
+    KernelPlanAttr plan = KernelPlanAttr::get(
+        kernel.getContext(),
+        measured.cluster > 1 ? KernelStrategy::cluster_rows
+                             : KernelStrategy::rows,
+        measured.threads, measured.vectors ? lanes : 1, measured.row,
+        measured.cluster, rowPasses(kernel, row, streamed), /*split=*/1);
+    if (!checkPlan(kernel, plan, options.target).empty() ||
+        (!streamed && getRowPart(plan, h) > options.maxRowElements))
+      return std::nullopt;
+    return plan;
+  }
+  return std::nullopt;
+}
+
+/// The rows plan of a row kernel, or failure with the reason: the measured
+/// plan where the table has one, else the rule below.
 static FailureOr<KernelPlanAttr>
 planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
   FailureOr<RowKernelShape> row = getRowKernelShape(kernel, reason);
@@ -711,6 +822,9 @@ planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
         getDynamicRowVectorWidth(kernel, options.target), RowStorage::streamed,
         /*cluster=*/1, rowPasses(kernel, *row, /*streamed=*/true),
         /*split=*/1);
+  if (std::optional<KernelPlanAttr> measured =
+          lookUpMeasuredRowPlan(kernel, *row, options))
+    return *measured;
   // The plan in vectors of `width` over rows spanning `span` elements.
   auto planWith = [&](int64_t width, int64_t span) -> KernelPlanAttr {
     int64_t perThread = width > 1 ? kVectorsPerThread : kScalarsPerThread;

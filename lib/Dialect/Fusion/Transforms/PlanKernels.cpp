@@ -29,6 +29,7 @@ struct PlanKernelsPass : fusion::impl::FusionPlanKernelsBase<PlanKernelsPass> {
     options.target = *target;
     options.matmulBackend = matmulBackend;
     options.maxRowElements = maxRowElements;
+    options.measuredRowPlans = measuredRowPlans;
     WalkResult result = getOperation()->walk([&](KernelOp kernel) {
       if (KernelPlanAttr plan = kernel.getPlanAttr()) {
         std::string misfit = checkPlan(kernel, plan, *target);

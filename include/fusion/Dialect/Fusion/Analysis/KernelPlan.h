@@ -51,6 +51,9 @@ struct PlanOptions {
   /// name makes longer rows `wide_row` kernels); a longer row is split over
   /// a cluster in parts of at most half of it, or streamed.
   int64_t maxRowElements = 32768;
+  /// Row plans from the measured table (RowPlans.def) where it covers the
+  /// kernel; false: the planner's rule for every row.
+  bool measuredRowPlans = true;
 };
 
 /// A row sum of exp(y - c), c a value per row, paired with the row max of

@@ -247,7 +247,16 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
     A plan already present (written by hand) is kept and checked against the
     kernel's shapes and the target; one that does not fit is an error.
 
-    Rows: blocks of 32 to 128 threads giving each thread at least 4
+    Rows of static width on the chip the row plan table was measured on
+    (sm_90; `RowPlans.def` beside KernelPlan.cpp, written by
+    `measure-row-plans.py` from sweeps on the GPU machine) take the table's
+    plan for their class (held: rows read again after their reductions;
+    one pass: only reductions read them), how their columns may be read
+    (whole vectors, shifted vectors, elements), element size and width,
+    where it covers them and the plan fits; `measured-row-plans=false`
+    leaves every row to the rule that follows.
+
+    Rule for rows: blocks of 32 to 128 threads giving each thread at least 4
     vectors of 16 bytes (8 elements where no vector divides the row, which
     is then read element by element), the row held in registers: up to 16
     vectors (128 elements) a thread, 8 (64) in blocks of more than 256
@@ -283,6 +292,9 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
     Option<"maxRowElements", "max-row-elements", "int64_t",
            /*default=*/"32768",
            "Longest row one block holds (as the fusion passes')">,
+    Option<"measuredRowPlans", "measured-row-plans", "bool",
+           /*default=*/"true",
+           "Take row plans from the measured table where it covers them">,
     Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
            "Emit a remark for every kernel that falls back to per_element">
   ];
