@@ -740,6 +740,24 @@ static constexpr MeasuredRowPlan kMeasuredRowPlans[] = {
 #include "RowPlans.def"
 };
 
+/// Whether the entries of each class, columns and element size come in
+/// ascending widths, as the look-up's first-wide-enough rule needs.
+static constexpr bool hasAscendingWidths(const MeasuredRowPlan *plans,
+                                         size_t size) {
+  for (size_t i = 0; i < size; ++i)
+    for (size_t j = i + 1; j < size; ++j)
+      if (plans[i].rowClass == plans[j].rowClass &&
+          plans[i].columns == plans[j].columns &&
+          plans[i].elementBytes == plans[j].elementBytes &&
+          plans[i].maxWidth >= plans[j].maxWidth)
+        return false;
+  return true;
+}
+static_assert(hasAscendingWidths(kMeasuredRowPlans,
+                                 std::size(kMeasuredRowPlans)),
+              "RowPlans.def: widths must ascend within a class, columns and "
+              "element size");
+
 /// The measured plan of a row kernel of static width and row count, where
 /// the table was measured on the target's chip, covers the kernel's class,
 /// columns, element size and width (from its first sample of them to its
