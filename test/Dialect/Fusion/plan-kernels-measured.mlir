@@ -180,3 +180,21 @@ func.func @between_samples(%x: tensor<256x4100xbf16>) -> tensor<256x4100xbf16> {
   }
   return %0 : tensor<256x4100xbf16>
 }
+
+// Rows of a length known only at run time, 256 of them: the table's
+// Dynamic entry for a pass of reductions then the write (128 threads, in
+// the vectors the inputs' static sizes allow); the rule's 256.
+// CHECK-LABEL: func @dynamic_length
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 8, row = streamed, cluster = 1, passes = [2]>
+// RULE-LABEL: func @dynamic_length
+// RULE: plan = #fusion.plan<rows, threads = 256, vector = 8, row = streamed, cluster = 1, passes = [2]>
+func.func @dynamic_length(%x: tensor<256x?xbf16>) -> tensor<256x?xbf16> {
+  %0 = fusion.kernel wide_row (%x) : (tensor<256x?xbf16>) -> tensor<256x?xbf16> {
+  ^bb0(%a: tensor<256x?xbf16>):
+    %q = fusion.mul %a, %a : (tensor<256x?xbf16>, tensor<256x?xbf16>) -> tensor<256x?xbf16>
+    %s = fusion.reduce_sum %q axes = [1] keep_dims : tensor<256x?xbf16> -> tensor<256x1xbf16>
+    %y = fusion.div %a, %s : (tensor<256x?xbf16>, tensor<256x1xbf16>) -> tensor<256x?xbf16>
+    fusion.yield %y : tensor<256x?xbf16>
+  }
+  return %0 : tensor<256x?xbf16>
+}

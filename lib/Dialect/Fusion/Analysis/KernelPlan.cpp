@@ -711,8 +711,9 @@ namespace {
 enum class RowClass { OnePass, TwoPass, ThreePass };
 /// How a row's columns may be read: Whole vectors of the kernel's lanes;
 /// Shiftable, a width no vector divides, in shifted vectors or elements;
-/// Elements only.
-enum class RowColumns { Whole, Shiftable, Elements };
+/// Elements only; Dynamic, a length known at run time (streamed, in the
+/// vectors getDynamicRowVectorWidth allows; the table's width is 0).
+enum class RowColumns { Whole, Shiftable, Elements, Dynamic };
 /// A plan of the table, for rows of its class, columns and element size
 /// from the previous entry's width (exclusive) up to `maxWidth`.
 struct MeasuredRowPlan {
@@ -758,11 +759,11 @@ static_assert(hasAscendingWidths(kMeasuredRowPlans,
               "RowPlans.def: widths must ascend within a class, columns and "
               "element size");
 
-/// The measured plan of a row kernel of static width and row count, where
-/// the table was measured on the target's chip, covers the kernel's class,
-/// columns, element size and width (from its first sample of them to its
-/// last), and the plan suits the kernel (the checks; a part held within
-/// max-row-elements); otherwise none, and the rule decides.
+/// The measured plan of a row kernel of static row count, where the table
+/// was measured on the target's chip, covers the kernel's class, columns,
+/// element size and width (from its first sample of them to its last; any
+/// dynamic length), and the plan suits the kernel (the checks; a part held
+/// within max-row-elements); otherwise none, and the rule decides.
 static std::optional<KernelPlanAttr>
 lookUpMeasuredRowPlan(KernelOp kernel, const RowKernelShape &row,
                       const PlanOptions &options) {
@@ -784,7 +785,9 @@ lookUpMeasuredRowPlan(KernelOp kernel, const RowKernelShape &row,
   int64_t lanes = getVectorLanes(kernel, options.target);
   int64_t width = getInnermostVectorWidth(kernel, options.target, h);
   RowColumns columns;
-  if (width == lanes)
+  if (ShapedType::isDynamic(h))
+    columns = RowColumns::Dynamic;
+  else if (width == lanes)
     columns = RowColumns::Whole;
   else if (width > 1)
     return std::nullopt;
@@ -804,19 +807,25 @@ lookUpMeasuredRowPlan(KernelOp kernel, const RowKernelShape &row,
     if (measured.rowClass != rowClass || measured.columns != columns ||
         measured.elementBytes != elementBytes)
       continue;
-    if (measured.maxWidth < h) {
-      first = false;
-      continue;
+    if (columns != RowColumns::Dynamic) {
+      if (measured.maxWidth < h) {
+        first = false;
+        continue;
+      }
+      if (first && measured.maxWidth != h)
+        return std::nullopt;
     }
-    if (first && measured.maxWidth != h)
-      return std::nullopt;
     bool streamed = measured.row == RowStorage::streamed;
+    int64_t vector = columns == RowColumns::Dynamic
+                         ? getDynamicRowVectorWidth(kernel, options.target)
+                     : measured.vectors ? lanes
+                                        : 1;
     KernelPlanAttr plan = KernelPlanAttr::get(
         kernel.getContext(),
         measured.cluster > 1 ? KernelStrategy::cluster_rows
                              : KernelStrategy::rows,
-        measured.threads, measured.vectors ? lanes : 1, measured.row,
-        measured.cluster, rowPasses(kernel, row, streamed), /*split=*/1);
+        measured.threads, vector, measured.row, measured.cluster,
+        rowPasses(kernel, row, streamed), /*split=*/1);
     if (!checkPlan(kernel, plan, options.target).empty() ||
         (!streamed && getRowPart(plan, h) > options.maxRowElements))
       return std::nullopt;
@@ -834,15 +843,15 @@ planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
     return failure();
   MLIRContext *context = kernel.getContext();
   int64_t h = row->rowShape.back();
+  if (std::optional<KernelPlanAttr> measured =
+          lookUpMeasuredRowPlan(kernel, *row, options))
+    return *measured;
   if (ShapedType::isDynamic(h))
     return KernelPlanAttr::get(
         context, KernelStrategy::rows, kDynamicRowThreads,
         getDynamicRowVectorWidth(kernel, options.target), RowStorage::streamed,
         /*cluster=*/1, rowPasses(kernel, *row, /*streamed=*/true),
         /*split=*/1);
-  if (std::optional<KernelPlanAttr> measured =
-          lookUpMeasuredRowPlan(kernel, *row, options))
-    return *measured;
   // The plan in vectors of `width` over rows spanning `span` elements.
   auto planWith = [&](int64_t width, int64_t span) -> KernelPlanAttr {
     int64_t perThread = width > 1 ? kVectorsPerThread : kScalarsPerThread;

@@ -7,26 +7,27 @@ streamed plan makes: OnePass, only reductions read the rows, online sums
 in their max's pass, like logsumexp; TwoPass, a pass of reductions then
 the one that writes, like softmax; ThreePass, more, like layernorm), how
 its columns may be read (Whole vectors; Shiftable: a width no vector
-divides, in shifted vectors or elements; Elements only), its element
-size, and the row width. This script takes a kernel of each class
-(logsumexp, softmax, layernorm) at sample widths in bf16 and f32, with
-thousands of rows (kernels of fewer rows than the chip has
-multiprocessors take the planner's rule), makes a variant of it under every plan
-the planner's checks accept (scripts/plan-variants.py), and, from the
-times benchmarks/gpu/plan_sweep.py measures, keeps the fastest plan of
-each sample. An entry serves the widths from the sample before it (plans
-hold less of a shorter row); widths beyond the last sample take the
-planner's rule.
+divides, in shifted vectors or elements; Elements only; Dynamic: a length
+known at run time, streamed, width 0 in the table), its element size, and
+the row width. This script takes a kernel of each class (logsumexp,
+softmax, layernorm) at sample widths and a dynamic length (run at 16384),
+in bf16 and f32, over thousands of rows (kernels of fewer rows than the
+chip has multiprocessors take the planner's rule), and makes a variant of
+it under every plan the planner's checks accept (scripts/plan-variants.py);
+from the times benchmarks/gpu/plan_sweep.py measures it keeps, per
+sample, the rule's plan where that is within TIE of the fastest, else the
+smallest block within TIE, never a plan ptxas spills. An entry serves the
+widths from the sample before it (plans hold less of a shorter row);
+widths beyond the last sample take the planner's rule.
 
   1. here:  measure-row-plans.py variants -o DIR [--classes OnePass,...]
+            [--widths 4096,...,dynamic]
             (DIR/row_plans.fused.so and its signature file: carry DIR and
             benchmarks/gpu's plan_sweep.py with the fusion package)
   2. there: python3 plan_sweep.py row_plans.fused.so
             (writes plan_sweep.json into $OUT)
   3. here:  measure-row-plans.py table SWEEP.json... --variants DIR/row_plans.mlir...
             [-o RowPlans.def]
-            (the fastest plan of each sample that ptxas compiles without
-            spilling registers)
 """
 
 import argparse
@@ -47,6 +48,8 @@ LANES = {"bf16": 8, "f32": 4}
 # (common vocabulary sizes among them).
 WHOLE_WIDTHS = (1024, 4096, 8192, 16384, 32768, 65536, 131072, 262144)
 ODD_WIDTHS = (1023, 4095, 16383, 32001, 50257, 100277, 131073)
+# Rows of dynamic length (None) are measured at plan_sweep.py's dynamic size.
+DYNAMIC_WIDTH = 16384
 # About this many bytes of input a sample, as the benchmark's workloads.
 SAMPLE_BYTES = 1 << 28
 THREADS = "64,128,256,512"
@@ -57,9 +60,11 @@ CLUSTERS = "1,2,4,8"
 
 
 def kernel(row_class, dtype, h):
-    rows = max(1, SAMPLE_BYTES // (h * BYTES[dtype]))
+    """A sample of `row_class` over rows of `h` (None: dynamic)."""
+    rows = max(1, SAMPLE_BYTES // ((h or DYNAMIC_WIDTH) * BYTES[dtype]))
+    name = f"{row_class}_{dtype}_{h or 'dynamic'}"
+    h = h or "?"
     t = f"tensor<{rows}x{h}x{dtype}>"
-    name = f"{row_class}_{dtype}_{h}"
     if row_class == "TwoPass":
         return f"""func.func @{name}(%x: {t}) -> {t} {{
   %0 = fusion.softmax %x axis = 1 : {t}
@@ -86,17 +91,19 @@ def kernel(row_class, dtype, h):
 def variants(args):
     os.makedirs(args.output, exist_ok=True)
     texts = []
+    widths = [None if w == "dynamic" else int(w) for w in args.widths.split(",")]
     for row_class in args.classes.split(","):
         for dtype in BYTES:
-            for h in WHOLE_WIDTHS + ODD_WIDTHS:
+            for h in widths:
                 source = os.path.join(args.output, f"{row_class}_{dtype}_{h}.mlir")
                 with open(source, "w") as f:
                     f.write(kernel(row_class, dtype, h))
                 out = source[:-len(".mlir")] + ".variants.mlir"
-                vectors = "planned" if h % LANES[dtype] == 0 else f"1,{LANES[dtype]}"
+                vectors = "planned" if not h or h % LANES[dtype] == 0 else f"1,{LANES[dtype]}"
                 subprocess.run(
                     [sys.executable, os.path.join(ROOT, "scripts", "plan-variants.py"),
-                     source, "-o", out, "--threads", THREADS, "--clusters", CLUSTERS,
+                     source, "-o", out, "--threads", THREADS,
+                     "--clusters", CLUSTERS if h else "1",
                      "--streamed", "--vectors", vectors, "--build", args.build],
                     check=True, stdout=subprocess.DEVNULL)
                 body = open(out).read()
@@ -113,8 +120,8 @@ def variants(args):
 
 
 CLASSES = ("OnePass", "TwoPass", "ThreePass")
-COLUMNS = ("Whole", "Shiftable", "Elements")
-VARIANT = re.compile(r"(OnePass|TwoPass|ThreePass)_(bf16|f32)_(\d+)_c(\d+)_t(\d+)(?:_v(\d+))?(_streamed)?$")
+COLUMNS = ("Whole", "Shiftable", "Elements", "Dynamic")
+VARIANT = re.compile(r"(OnePass|TwoPass|ThreePass)_(bf16|f32)_(\d+|dynamic)_c(\d+)_t(\d+)(?:_v(\d+))?(_streamed)?$")
 
 
 def spills(variants, function, build, work_dir):
@@ -154,12 +161,12 @@ def table(args):
         if not m:
             continue
         row_class, dtype, h, cluster, threads, vector, streamed = m.groups()
-        h = int(h)
+        h = 0 if h == "dynamic" else int(h)
         vectors = vector is None or int(vector) > 1
         plan = dict(function=result["function"], threads=int(threads), cluster=int(cluster),
                     row="streamed" if streamed else "registers",
                     vectors="true" if vectors else "false", gbs=round(result["gbs"]))
-        keys = ["Whole"] if h % LANES[dtype] == 0 else (
+        keys = ["Dynamic"] if not h else ["Whole"] if h % LANES[dtype] == 0 else (
             ["Shiftable", "Elements"] if not vectors else ["Shiftable"])
         for columns in keys:
             candidates.setdefault((row_class, columns, BYTES[dtype], h, dtype), []).append(plan)
@@ -231,6 +238,7 @@ def main():
     v = sub.add_parser("variants", help="compile the sample kernels under every plan")
     v.add_argument("-o", "--output", required=True, help="directory")
     v.add_argument("--classes", default=",".join(CLASSES))
+    v.add_argument("--widths", default=",".join(map(str, WHOLE_WIDTHS + ODD_WIDTHS + ("dynamic",))))
     v.add_argument("--build", default=os.environ.get(
         "FUSION_BUILD_DIR", os.path.join(ROOT, "build")))
     t = sub.add_parser("table", help="write the table from plan_sweep.json")

@@ -247,14 +247,15 @@ def FusionPlanKernels : Pass<"fusion-plan-kernels"> {
     A plan already present (written by hand) is kept and checked against the
     kernel's shapes and the target; one that does not fit is an error.
 
-    Rows of static width on the chip the row plan table was measured on
-    (sm_90; `RowPlans.def` beside KernelPlan.cpp, written by
-    `measure-row-plans.py` from sweeps on the GPU machine) take the table's
-    plan for their class (held: rows read again after their reductions;
-    one pass: only reductions read them), how their columns may be read
-    (whole vectors, shifted vectors, elements), element size and width,
-    where it covers them and the plan fits; `measured-row-plans=false`
-    leaves every row to the rule that follows.
+    Row kernels of a static row count of at least the chip's
+    multiprocessors, on the chip the row plan table was measured on (sm_90;
+    `RowPlans.def` beside KernelPlan.cpp, written by `measure-row-plans.py`
+    from sweeps on the GPU machine), take the table's plan for their class
+    (the passes over a row a streamed plan makes: one, two, three or more),
+    how their columns may be read (whole vectors, shifted vectors,
+    elements, a dynamic length), element size and width, where it covers
+    them and the plan fits; `measured-row-plans=false` leaves every row to
+    the rule that follows.
 
     Rule for rows: blocks of 32 to 128 threads giving each thread at least 4
     vectors of 16 bytes (8 elements where no vector divides the row, which
