@@ -8,7 +8,10 @@ boundary, which is at another offset in every row: 9 rows give every
 offset; the columns around them are edge elements), else read element by
 element; a block's threads rarely divide the row, so the last vectors a
 thread holds are masked; 131073 is split over a cluster whose last part is
-shorter.
+shorter. These few rows take the planner's rule; the `_many` cases (softmax,
+layernorm, rmsnorm and logsumexp over MANY_ROWS rows of the widths from
+1023 on) take the plans of the measured table (RowPlans.def), which serves
+kernels of at least as many rows as the chip has multiprocessors.
 
 `module()` gives the MLIR text; `reference(name, *tensors)` the float64
 outputs.
@@ -19,12 +22,16 @@ DTYPES = ("bf16", "f32")
 # Rows of each case: at least a vector's lanes (8 bf16), so that rows of
 # odd widths start at every offset in a vector.
 ROWS = 9
+# Rows of the `_many` cases: more than the H200's 132 multiprocessors, and
+# a multiple of 8 (every offset of a row in a vector, many times).
+MANY_ROWS = 264
+MANY_KINDS = ("softmax", "layernorm", "rmsnorm", "logsumexp")
 
 
-def _function(kind, dtype, h):
-    r, t = ROWS, f"tensor<{ROWS}x{h}x{dtype}>"
+def _function(kind, dtype, h, rows=ROWS):
+    r, t = rows, f"tensor<{rows}x{h}x{dtype}>"
     w = f"tensor<{h}x{dtype}>"
-    name = f"{kind}_{dtype}_{h}"
+    name = f"{kind}_{dtype}_{h}" + ("_many" if rows != ROWS else "")
     if kind == "softmax":
         return f"""func.func @{name}(%x: {t}) -> {t} {{
   %0 = fusion.softmax %x axis = 1 : {t}
@@ -71,8 +78,11 @@ KINDS = ("softmax", "layernorm", "rmsnorm", "logsumexp", "rmsnorm3d", "scaledsof
 
 
 def module():
-    return "\n".join(_function(kind, dtype, h)
-                     for kind in KINDS for dtype in DTYPES for h in WIDTHS) + "\n"
+    return "\n".join([_function(kind, dtype, h)
+                      for kind in KINDS for dtype in DTYPES for h in WIDTHS]
+                     + [_function(kind, dtype, h, MANY_ROWS)
+                        for kind in MANY_KINDS for dtype in DTYPES for h in WIDTHS
+                        if h >= 1023]) + "\n"
 
 
 def reference(name, *xs):
