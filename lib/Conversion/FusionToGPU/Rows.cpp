@@ -87,9 +87,9 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   // aligned vector after each: PointEvaluator::loadAcrossRows); the
   // columns around them are edge elements, one a thread.
   bool shifted = hasShiftedRowVectors(plan, h);
-  if (shifted && (!unrolled || threads < kMinShiftedRowVectors * planWidth))
+  if (shifted && threads < kMinShiftedRowVectors * planWidth)
     return kernel.emitOpError("rows of ")
-           << h << " in shifted vectors must be held by at least "
+           << h << " in shifted vectors need at least "
            << kMinShiftedRowVectors * planWidth << " threads";
   int64_t margin = 0;
   if (shifted && llvm::any_of(kernel.getInputs().getTypes(), [&](Type type) {
@@ -312,17 +312,6 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                       .getResult()
                                 : next;
               }
-              if (edgeColumn) {
-                FailureOr<Value> x =
-                    evaluator.eval(reduction->getOperand(0),
-                                   columnsOf(edgeColumn), /*lanes=*/false);
-                if (failed(x))
-                  return failure();
-                partial = arith::SelectOp::create(
-                    b, loc, edgeValid,
-                    buildReductionCombine(b, loc, reduction, partial, *x),
-                    partial);
-              }
             } else {
               SmallVector<Value> init{identity};
               if (online)
@@ -372,6 +361,31 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               partial = (*partials)[0];
               if (online)
                 onlinePartial = (*partials)[1];
+            }
+            // A shifted row's edge element, as a step of the loop: an
+            // online sum (streamed) follows the new max, then takes the
+            // edge's term.
+            if (edgeColumn) {
+              FailureOr<Value> x =
+                  evaluator.eval(reduction->getOperand(0),
+                                 columnsOf(edgeColumn), /*lanes=*/false);
+              if (failed(x))
+                return failure();
+              Value next =
+                  buildReductionCombine(b, loc, reduction, partial, *x);
+              if (online) {
+                Value shift = finiteOrZero(b, loc, next);
+                Value sum = arith::AddFOp::create(
+                    b, loc,
+                    rescaleOnlineSum(b, loc, onlinePartial,
+                                     finiteOrZero(b, loc, partial), shift),
+                    math::ExpOp::create(
+                        b, loc, arith::SubFOp::create(b, loc, *x, shift)));
+                onlinePartial = arith::SelectOp::create(b, loc, edgeValid, sum,
+                                                        onlinePartial);
+              }
+              partial =
+                  arith::SelectOp::create(b, loc, edgeValid, next, partial);
             }
             Value total = allReduce(reduction, partial);
             if (isa<ReduceMeanOp>(reduction))
@@ -454,9 +468,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             storeAll();
             return success();
           };
-          if (unrolled) {
-            if (failed(writeFullRows(heldColumns, heldValid)))
-              return failure();
+          // A shifted row's edge element of this thread, where it has one.
+          auto writeEdge = [&]() -> LogicalResult {
             for (auto [value, buffer] : outputs) {
               if (!edgeColumn || !isFullRow(value))
                 continue;
@@ -467,6 +480,12 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               emitIf(b, loc, edgeValid,
                      [&] { store(b, loc, *v, buffer, index); });
             }
+            return success();
+          };
+          if (unrolled) {
+            if (failed(writeFullRows(heldColumns, heldValid)) ||
+                failed(writeEdge()))
+              return failure();
           } else if (llvm::any_of(kernel.getYield().getValues(), isFullRow)) {
             FailureOr<SmallVector<Value>> written = emitUnrolledLoop(
                 b, loc, first, end, threads * width, kStreamedVectors, {},
@@ -477,7 +496,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                     return failure();
                   return SmallVector<Value>{};
                 });
-            if (failed(written))
+            if (failed(written) || failed(writeEdge()))
               return failure();
           }
           Value isFirst = arith::AndIOp::create(

@@ -185,6 +185,39 @@ func.func @shifted(%x: tensor<64x4095xbf16>, %g: tensor<4095xbf16>) -> tensor<64
 
 // -----
 
+// Shifted vectors streamed: each pass runs over the whole vectors (8 a
+// step, then one by one) from the lag to their end, then takes the
+// thread's edge element: the max pass selects it in, the write pass
+// stores it under its predicate (the value loaded once, in the max pass).
+// CHECK-LABEL: func.func @shifted_streamed
+// CHECK: scf.for %[[ROW:.+]] = %{{.+}} to
+// CHECK: %[[LAG:.+]] = arith.remui %{{.+}}, %c8
+// CHECK: %[[EDGEVALID:.+]] = arith.andi
+// CHECK: %[[EDGECOL:.+]] = arith.minui
+// CHECK: scf.for %{{.+}} step %c4096 iter_args
+// CHECK: vector.load %arg0[%[[ROW]], %{{.+}}] {alignment = 16 : i64}
+// CHECK: scf.for %{{.+}} step %c512 iter_args
+// CHECK: memref.load %arg0[%[[ROW]], %[[EDGECOL]]]
+// CHECK: arith.select %[[EDGEVALID]]
+// CHECK-NEXT: gpu.all_reduce maximumf
+// CHECK: scf.for %{{.+}} step %c4096
+// CHECK: vector.store %{{.+}}, %arg1[%[[ROW]], %{{.+}}] {alignment = 16 : i64}
+// CHECK: scf.for %{{.+}} step %c512
+// CHECK: vector.store
+// CHECK: scf.if %[[EDGEVALID]] {
+// CHECK: memref.store %{{.+}}, %arg1[%[[ROW]], %[[EDGECOL]]]
+func.func @shifted_streamed(%x: tensor<64x4095xbf16>) -> tensor<64x4095xbf16> {
+  %0 = fusion.kernel row_reduction "shifted_streamed" (%x) {plan = #fusion.plan<rows, threads = 64, vector = 8, row = streamed, cluster = 1, passes = [2]>} : (tensor<64x4095xbf16>) -> tensor<64x4095xbf16> {
+  ^bb0(%a: tensor<64x4095xbf16>):
+    %m = fusion.reduce_max %a axes = [1] keep_dims : tensor<64x4095xbf16> -> tensor<64x1xbf16>
+    %d = fusion.sub %a, %m : (tensor<64x4095xbf16>, tensor<64x1xbf16>) -> tensor<64x4095xbf16>
+    fusion.yield %d : tensor<64x4095xbf16>
+  }
+  return %0 : tensor<64x4095xbf16>
+}
+
+// -----
+
 // A row of dynamic length (planned here: no plan given): streamed with
 // scalar loads up to the row's run-time length, the mean dividing by it.
 // CHECK-LABEL: func.func @dynamic_mean

@@ -2,8 +2,8 @@
 // RUN: fusion-opt %s --fusion-plan-kernels -split-input-file -verify-diagnostics
 
 func.func @plan_misfit(%x: tensor<64x4098xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{plan does not fit: rows of 4098 in shifted 4-element vectors are held (row = registers)}}
-  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<64x4098xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: rows of 4098 in shifted 4-element vectors need at least 3 vectors' worth of columns and of threads}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 8, vector = 4, row = streamed, cluster = 1, passes = [1]>} : (tensor<64x4098xf32>) -> tensor<64xf32> {
   ^bb0(%a: tensor<64x4098xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<64x4098xf32> -> tensor<64xf32>
     fusion.yield %s : tensor<64xf32>

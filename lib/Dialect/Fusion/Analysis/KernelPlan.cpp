@@ -919,8 +919,9 @@ planRows(KernelOp kernel, const PlanOptions &options, std::string &reason) {
         /*split=*/1);
   };
   // A row no vector divides is held in shifted vectors where one block
-  // holds it (see hasShiftedRowVectors), else in elements: the strategy
-  // streams no shifted vectors, and in a cluster they measured slower.
+  // holds it (see hasShiftedRowVectors), else in elements: in a cluster
+  // they measured slower at the rule's block shapes (the table may choose
+  // other shapes, and streamed shifted vectors).
   // (H200, 2026-12-01, plan_sweep: layernorm over rows of 4095 bf16 at
   // 3383 GB/s in 64 threads x 8 shifted vectors, 3184 in 128 x 4, 2691 in
   // 128 x 32 elements; softmax over rows of 50257 at 2070 in 4 parts of
@@ -1190,10 +1191,6 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
       if (!why.empty())
         return "rows of " + std::to_string(h) + " are not whole " +
                std::to_string(vector) + "-element vectors, and " + why;
-      if (plan.getRow() != RowStorage::registers)
-        return "rows of " + std::to_string(h) + " in shifted " +
-               std::to_string(vector) +
-               "-element vectors are held (row = registers)";
       // A row's edge elements, one a thread, are fewer than 3 vectors.
       if (h < kMinShiftedRowVectors * vector ||
           plan.getThreads() < kMinShiftedRowVectors * vector)

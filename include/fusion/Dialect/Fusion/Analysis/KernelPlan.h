@@ -286,9 +286,8 @@ std::string checkPlan(KernelOp kernel, KernelPlanAttr plan,
 /// (`lag` columns in), so that reads of values of the row shape stay
 /// aligned; the columns before it and the last ones that no whole vector
 /// holds (fewer than three vectors' worth) are read element by element,
-/// one a thread. Such rows are held in registers, at least
-/// kMinShiftedRowVectors vectors long, by at least as many vectors' worth
-/// of threads.
+/// one a thread. Such rows are at least kMinShiftedRowVectors vectors
+/// long, held or streamed by at least as many vectors' worth of threads.
 bool hasShiftedRowVectors(KernelPlanAttr plan, int64_t rowLength);
 constexpr int64_t kMinShiftedRowVectors = 3;
 
