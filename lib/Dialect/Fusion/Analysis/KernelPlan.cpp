@@ -825,7 +825,8 @@ lookUpMeasuredRowPlan(KernelOp kernel, const RowKernelShape &row,
         measured.cluster > 1 ? KernelStrategy::cluster_rows
                              : KernelStrategy::rows,
         measured.threads, vector, measured.row, measured.cluster,
-        rowPasses(kernel, row, streamed), /*split=*/1);
+        streamed ? passes : rowPasses(kernel, row, /*streamed=*/false),
+        /*split=*/1);
     if (!checkPlan(kernel, plan, options.target).empty() ||
         (!streamed && getRowPart(plan, h) > options.maxRowElements))
       return std::nullopt;

@@ -41,6 +41,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from fusion import cuda  # noqa: E402
+
+CLASSES = ("OnePass", "TwoPass", "ThreePass")
+COLUMNS = ("Whole", "Shiftable", "Elements", "Dynamic")
+VARIANT = re.compile(r"(OnePass|TwoPass|ThreePass)_(bf16|f32)_(\d+|dynamic)_c(\d+)_t(\d+)"
+                     r"(?:_v(\d+))?(_streamed)?$")
 
 BYTES = {"bf16": 2, "f32": 4}
 LANES = {"bf16": 8, "f32": 4}
@@ -113,15 +120,8 @@ def variants(args):
     module = os.path.join(args.output, "row_plans.mlir")
     with open(module, "w") as f:
         f.write("module {\n" + "".join(texts) + "}\n")
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from fusion import cuda
     library = cuda.compile(module, args.build, args.output, chip=CHIP)
     print(f"{sum(t.count('func.func') for t in texts)} variants in {library}")
-
-
-CLASSES = ("OnePass", "TwoPass", "ThreePass")
-COLUMNS = ("Whole", "Shiftable", "Elements", "Dynamic")
-VARIANT = re.compile(r"(OnePass|TwoPass|ThreePass)_(bf16|f32)_(\d+|dynamic)_c(\d+)_t(\d+)(?:_v(\d+))?(_streamed)?$")
 
 
 def spills(variants, function, build, work_dir):
@@ -131,8 +131,6 @@ def spills(variants, function, build, work_dir):
     source = os.path.join(work_dir, function + ".mlir")
     with open(source, "w") as f:
         f.write("module {\n" + text + "}\n")
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from fusion import cuda
     resources = cuda.kernel_resources(source, build, os.path.join(work_dir, function))
     return any(r["stack"] or r["spill_stores"] or r["spill_loads"] for r in resources.values())
 
@@ -169,13 +167,13 @@ def table(args):
         keys = ["Dynamic"] if not h else ["Whole"] if h % LANES[dtype] == 0 else (
             ["Shiftable", "Elements"] if not vectors else ["Shiftable"])
         for columns in keys:
-            candidates.setdefault((row_class, columns, BYTES[dtype], h, dtype), []).append(plan)
+            candidates.setdefault((row_class, columns, dtype, h), []).append(plan)
     # Of each sample's plans that ptxas compiles without spilling and
     # within TIE of the fastest (closer is the sweep's noise): the rule's
     # plan where it is one of them (the table changes plans where that
     # measured a gain), else the smallest block (threads in the cluster,
     # then held before streamed).
-    best, spilled = {}, {}
+    best, spilled, rules = {}, {}, {}
 
     def fits(plan):
         name = plan["function"]
@@ -188,7 +186,10 @@ def table(args):
             fastest = next((p for p in sorted(plans, key=lambda p: -p["gbs"]) if fits(p)), None)
             if fastest is None:
                 continue
-            rule = rule_plan(key[0], key[4], key[3], args.build, work_dir)
+            sample = (key[0], key[2], key[3])
+            if sample not in rules:
+                rules[sample] = rule_plan(*sample, args.build, work_dir)
+            rule = rules[sample]
             ties = sorted((p for p in plans if p["gbs"] >= (1 - TIE) * fastest["gbs"]),
                           key=lambda p: ((p["threads"], p["cluster"], p["row"], p["vectors"]) != rule,
                                          p["threads"] * p["cluster"], p["row"] == "streamed",
@@ -222,9 +223,10 @@ def table(args):
 ROW_PLANS_CHIP("{CHIP}")
 
 // ROW_PLAN(CLASS, COLUMNS, BYTES, MAX_WIDTH, THREADS, CLUSTER, ROW, VECTORS, GBS)"""]
-    for key in sorted(best, key=lambda k: (CLASSES.index(k[0]), COLUMNS.index(k[1]), k[2], k[3])):
+    for key in sorted(best, key=lambda k: (CLASSES.index(k[0]), COLUMNS.index(k[1]),
+                                           BYTES[k[2]], k[3])):
         p = best[key]
-        lines.append(f"ROW_PLAN({key[0]}, {key[1]}, {key[2]}, {key[3]}, {p['threads']}, "
+        lines.append(f"ROW_PLAN({key[0]}, {key[1]}, {BYTES[key[2]]}, {key[3]}, {p['threads']}, "
                      f"{p['cluster']}, {p['row']}, {p['vectors']}, {p['gbs']})")
     lines.append("\n#undef ROW_PLANS_CHIP\n#undef ROW_PLAN\n")
     with open(args.output, "w") as f:
