@@ -18,7 +18,10 @@ covers; gelu's left tail, where 1 + erf cancels, as in PyTorch's f32
 gelu) only the error relative to x is kept; the ulp of the result alone
 is printed too. Specials must match: an infinite reference is returned
 exactly, a NaN reference as NaN. Each op is checked against the bound in
-BOUNDS (docs/lowering.md quotes them); a miss fails the run.
+BOUNDS (docs/lowering.md quotes them); a miss fails the run. The same
+inputs rounded to bf16 and f16 check the ops of HALF_UNARY on tensors of
+those types (their fast forms: ScalarOps' MathPrecision) to 1 ulp of the
+type.
 
 `module()` gives the MLIR text (scripts/build-gpu-bundle.sh compiles it).
 
@@ -49,20 +52,40 @@ UNARY = ["exp", "log", "tanh", "erf", "sqrt", "rsqrt", "reciprocal", "sigmoid", 
          "gelu", "gelu_tanh"]
 BINARY = ["div", "pow"]
 
+# Ops on bf16 and f16 tensors (named <op>_<type>): f32 math rounded to the
+# type, where exp and the logistic ops take the approximate hardware forms
+# (ScalarOps' MathPrecision). Their bound: 1 ulp of the type (of max(|f|,
+# |x|) for silu and gelu), i.e. the correctly rounded result or its
+# neighbour. Where the reference is below the type's smallest normal:
+# for bf16 (f32's range) absolute FLT_MIN (flushed), for f16 one step of
+# its subnormals (2^-24; f16 subnormals are normal f32 values); silu and
+# gelu there too 1 ulp of max(|f|, |x|).
+HALF_UNARY = ["exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh"]
+HALF_TYPES = {"bf16": SUBNORMAL_BOUND, "f16": 2.0 ** -24}
+HALF_BOUND = 1
+
 
 def module():
     n = N_GRID + N_RANDOM + 16
-    t = f"tensor<{n}xf32>"
-    ops = {
-        "gelu": f"fusion.gelu %x : {t}",
-        "gelu_tanh": f"fusion.gelu %x approximation = tanh : {t}",
-    }
     lines = []
+
+    def unary(name, t):
+        return {"gelu": f"fusion.gelu %x : {t}",
+                "gelu_tanh": f"fusion.gelu %x approximation = tanh : {t}"}.get(
+                    name, f"fusion.{name} %x : {t}")
+
+    t = f"tensor<{n}xf32>"
     for name in UNARY:
-        body = ops.get(name, f"fusion.{name} %x : {t}")
         lines.append(f"""func.func @{name}(%x: {t}) -> {t} {{
-  %0 = {body}
+  %0 = {unary(name, t)}
   return %0 : {t}
+}}""")
+    for dtype in HALF_TYPES:
+        h = f"tensor<{n}x{dtype}>"
+        for name in HALF_UNARY:
+            lines.append(f"""func.func @{name}_{dtype}(%x: {h}) -> {h} {{
+  %0 = {unary(name, h)}
+  return %0 : {h}
 }}""")
     for name in BINARY:
         lines.append(f"""func.func @{name}(%x: {t}, %y: {t}) -> {t} {{
@@ -109,13 +132,17 @@ def reference(torch, name, x, y=None):
     return unary[name](x) if name in unary else binary[name](x, y)
 
 
-def errors(torch, out, ref, x=None):
+def errors(torch, out, ref, x=None, dtype=None, scaled_subnormals=False):
     """(max ulp over normal references, the same in ulp of max(|ref|, |x|)
-    when `x` is given, max absolute error over subnormal references, count
-    of special-value mismatches, inputs counted)."""
+    when `x` is given (with `scaled_subnormals`, over subnormal references
+    too), max absolute error over subnormal references, count of
+    special-value mismatches, inputs counted), in the result type `dtype`
+    (torch's; float32 by default)."""
+    dtype = dtype or torch.float32
     out = out.double()
-    finfo = torch.finfo(torch.float32)
-    ref32 = ref.float().double()  # the correctly rounded f32 result
+    finfo = torch.finfo(dtype)
+    mantissa = {torch.float32: 23, torch.bfloat16: 7, torch.float16: 10}[dtype]
+    ref32 = ref.to(dtype).double()  # the correctly rounded result
     special = torch.isinf(ref32) | torch.isnan(ref32)
     mismatched = int(((torch.isnan(ref32) & ~torch.isnan(out))
                       | (torch.isinf(ref32) & (out != ref32))).sum())
@@ -123,15 +150,20 @@ def errors(torch, out, ref, x=None):
     subnormal = ~special & (ref32.abs() < finfo.tiny)
     r = ref[normal]
 
-    def max_ulps(magnitude):
-        ulp = torch.pow(2.0, torch.floor(torch.log2(magnitude)) - 23)
-        ulps = (out[normal] - r).abs() / ulp
+    def max_ulps(magnitude, where=normal):
+        ulp = torch.pow(2.0, torch.floor(torch.log2(magnitude)) - mantissa)
+        ulps = (out[where] - ref[where]).abs() / ulp
         # A NaN or infinite output for a finite reference is unbounded.
         ulps = torch.where(torch.isfinite(ulps), ulps, torch.full_like(ulps, float("inf")))
         return float(ulps.max()) if ulps.numel() else 0.0
 
     ulps = max_ulps(r.abs())
     scaled = max_ulps(torch.maximum(r.abs(), x.double()[normal].abs())) if x is not None else ulps
+    if x is not None and scaled_subnormals:
+        finite = normal | subnormal
+        scaled = max(scaled, max_ulps(torch.maximum(
+            torch.maximum(ref[finite].abs(), x.double()[finite].abs()),
+            torch.full_like(ref[finite], finfo.tiny)), finite))
     sub = (out[subnormal] - ref[subnormal]).abs()
     sub = torch.where(torch.isfinite(sub), sub, torch.full_like(sub, float("inf")))
     return (ulps, scaled, float(sub.max()) if sub.numel() else 0.0, mismatched,
@@ -149,24 +181,44 @@ def main():
     # The second operand: the same values in another order (every pair of
     # magnitudes, specials against specials and against ordinary values).
     y = x[torch.randperm(x.numel(), generator=generator).to(x.device)]
-    results, failed = [], 0
+    results = []
+
+    def record(label, name, bound, measured, ok):
+        ulps, scaled, sub, mismatched, counted = measured
+        results.append(dict(op=label, max_ulp=ulps,
+                            max_ulp_of_max_f_x=scaled if name in SCALED else None,
+                            bound_ulp=bound, max_abs_subnormal=sub,
+                            special_mismatches=mismatched, inputs=counted, ok=ok))
+        measure = f"{scaled:8.2f} ulp of max(|f|,|x|), {ulps:.3g} of f" if name in SCALED \
+            else f"{ulps:8.2f} ulp"
+        print(f"{'ok  ' if ok else 'FAIL'} {label:15} max {measure} (bound {bound})"
+              f"  subnormal results: max abs error {sub:.1e}  special mismatches {mismatched}"
+              f"  ({counted} normal results)")
+
     for name in UNARY + BINARY:
         args = (x,) if name in UNARY else (x, y)
         out = module.functions[name](*args)[0]
         torch.cuda.synchronize()
         ref = reference(torch, name, *[a.cpu() for a in args])
-        ulps, scaled, sub, mismatched, counted = errors(
-            torch, out.cpu(), ref, x.cpu() if name in SCALED else None)
-        ok = scaled <= BOUNDS[name] and sub <= SUBNORMAL_BOUND and mismatched == 0
-        failed += not ok
-        results.append(dict(op=name, max_ulp=ulps, max_ulp_of_max_f_x=scaled if name in SCALED
-                            else None, bound_ulp=BOUNDS[name], max_abs_subnormal=sub,
-                            special_mismatches=mismatched, inputs=counted, ok=ok))
-        measure = f"{scaled:8.2f} ulp of max(|f|,|x|), {ulps:.3g} of f" if name in SCALED \
-            else f"{ulps:8.2f} ulp"
-        print(f"{'ok  ' if ok else 'FAIL'} {name:11} max {measure} (bound {BOUNDS[name]})"
-              f"  subnormal results: max abs error {sub:.1e}  special mismatches {mismatched}"
-              f"  ({counted} normal results)")
+        measured = errors(torch, out.cpu(), ref, x.cpu() if name in SCALED else None)
+        _, scaled, sub, mismatched, _ = measured
+        record(name, name, BOUNDS[name], measured,
+               scaled <= BOUNDS[name] and sub <= SUBNORMAL_BOUND and mismatched == 0)
+    torch_types = {"bf16": torch.bfloat16, "f16": torch.float16}
+    for dtype, name in [(d, n) for d in HALF_TYPES for n in HALF_UNARY]:
+        xh = x.to(torch_types[dtype])
+        out = module.functions[f"{name}_{dtype}"](xh)[0]
+        torch.cuda.synchronize()
+        ref = reference(torch, name, xh.cpu().float())
+        measured = errors(torch, out.cpu(), ref, xh.cpu() if name in SCALED else None,
+                          torch_types[dtype], scaled_subnormals=True)
+        _, scaled, sub, mismatched, _ = measured
+        # The activations that multiply x are held to max(|f|, |x|) where
+        # f is subnormal too (erf gelu's 1 + erf cancels in f32 first).
+        record(f"{name}_{dtype}", name, HALF_BOUND, measured,
+               scaled <= HALF_BOUND and (name in SCALED or sub <= HALF_TYPES[dtype])
+               and mismatched == 0)
+    failed = sum(not r["ok"] for r in results)
     with open(os.path.join(os.environ.get("OUT", "."), "math_accuracy.json"), "w") as f:
         json.dump(dict(device=torch.cuda.get_device_name(), results=results), f, indent=1)
     print(f"{len(results) - failed} passed, {failed} failed")

@@ -29,11 +29,25 @@ Value buildReductionCombine(OpBuilder &b, Location loc, Operation *op,
 Value buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
                              Type like);
 
+/// How exactly an op's f32 math must come out. `exact`: the accurate forms
+/// (a few ulp of f32). `roundedToHalf`: the op's result is rounded to bf16
+/// or f16 right after, so its exponentials and its divisions by a logistic
+/// denominator (1 + exp(-y): sigmoid, silu, tanh gelu) are marked `afn`
+/// (approximate functions), which the GPU lowering turns into hardware
+/// approximations (ex2.approx, div.approx) whose f32 errors, about 2^-17
+/// relative at most, stay far below that rounding's 2^-9 (bf16) or 2^-11
+/// (f16). Divisions by arbitrary values keep the full-range form.
+enum class MathPrecision { exact, roundedToHalf };
+
+/// The precision an op whose result has element type `element` needs.
+MathPrecision getMathPrecision(Type element);
+
 /// One element of elementwise fusion op `op` from its operands' elements
 /// `args` (f32 for floats, i1 for masks; scalars or vectors of one shape).
 /// The result is f32 (i1 for cmp); `convert` returns its operand.
 Value buildElementwise(OpBuilder &b, Location loc, Operation *op,
-                       ArrayRef<Value> args);
+                       ArrayRef<Value> args,
+                       MathPrecision precision = MathPrecision::exact);
 
 } // namespace mlir::fusion
 

@@ -3,8 +3,12 @@
 // f32 divisions in launches become `div.full.f32` (full range, at most 2
 // ulp; Triton's default) instead of the IEEE `div.rn.f32` that arith.divf
 // lowers to, a long instruction sequence per element (sigmoid and silu
-// divide for every element). Vectors are divided lane by lane, as LLVM
-// would. The CPU path keeps IEEE division.
+// divide for every element); those marked `afn` (by a logistic denominator
+// in an op rounded to bf16 or f16: ScalarOps' MathPrecision) become
+// `div.approx.f32` (at most 2 ulp for divisors in [2^-126, 2^126], 0 past
+// that, where the quotient is below the smallest normal times the
+// dividend). Vectors are divided lane by lane, as LLVM would. The CPU path
+// keeps IEEE division.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +28,10 @@ void codegen::useFullRangeDivision(gpu::LaunchOp launch) {
       return;
     OpBuilder b(div);
     Location loc = div.getLoc();
-    StringAttr name = b.getStringAttr("llvm.nvvm.div.full");
+    bool approximate =
+        bitEnumContainsAll(div.getFastmath(), arith::FastMathFlags::afn);
+    StringAttr name = b.getStringAttr(approximate ? "llvm.nvvm.div.approx.f"
+                                                  : "llvm.nvvm.div.full");
     auto divide = [&](Value lhs, Value rhs) -> Value {
       return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), name,
                                            ValueRange{lhs, rhs})

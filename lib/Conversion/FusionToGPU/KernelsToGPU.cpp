@@ -273,9 +273,12 @@ struct KernelsToGPUPass
     if (failed(libraryCalls))
       return signalPassFailure();
     // Kernels hold primitive ops only, but for the softmax of an attention
-    // kernel whose strategy computes it online.
+    // kernel whose strategy computes it online, and the elementwise
+    // composites (gelu, silu, sigmoid), which the strategies evaluate whole
+    // (ScalarOps), as the CPU path does: their math then sees the precision
+    // their result is rounded to (getMathPrecision).
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns, /*elementwise=*/true,
+    populateDecomposePatterns(patterns, /*elementwise=*/false,
                               [](Operation *op) {
                                 auto kernel = op->getParentOfType<KernelOp>();
                                 return kernel && kernel.getPlanAttr() &&

@@ -184,7 +184,9 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
         return failure();
       args.push_back(splatIfNeeded(*v, lanes));
     }
-    return buildElementwise(b, loc, op, args);
+    return buildElementwise(
+        b, loc, op, args,
+        getMathPrecision(getElementTypeOrSelf(result.getType())));
   }
 
   if (auto slice = dyn_cast<SliceOp>(op)) {

@@ -66,21 +66,51 @@ Value fusion::buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
                      like);
 }
 
+MathPrecision fusion::getMathPrecision(Type element) {
+  return element.isBF16() || element.isF16() ? MathPrecision::roundedToHalf
+                                             : MathPrecision::exact;
+}
+
+namespace {
+/// Builds exponentials and divisions marked as `precision` allows.
+struct MathForms {
+  OpBuilder &b;
+  Location loc;
+  MathPrecision precision;
+
+  arith::FastMathFlags flags() const {
+    return precision == MathPrecision::roundedToHalf
+               ? arith::FastMathFlags::afn
+               : arith::FastMathFlags::none;
+  }
+  Value exp(Value x) const { return math::ExpOp::create(b, loc, x, flags()); }
+  /// x / d for a logistic denominator d = 1 + exp(-y), at least 1 (maybe
+  /// +inf), where an approximate division holds over the whole range.
+  /// Divisions by arbitrary values (subnormal, or past 2^126) are not
+  /// marked.
+  Value divByLogistic(Value x, Value d) const {
+    return arith::DivFOp::create(b, loc, x, d, flags());
+  }
+};
+} // namespace
+
 /// 1 + exp(-x), the denominator of sigmoid and of tanh gelu.
-static Value buildLogisticDenominator(OpBuilder &b, Location loc, Value x) {
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  return arith::AddFOp::create(b, loc, e,
-                               f32Constant(b, loc, 1.0, x.getType()));
+static Value buildLogisticDenominator(const MathForms &m, Value x) {
+  Value e = m.exp(arith::NegFOp::create(m.b, m.loc, x));
+  return arith::AddFOp::create(m.b, m.loc, e,
+                               f32Constant(m.b, m.loc, 1.0, x.getType()));
 }
 
 /// 1 / (1 + exp(-x)).
-static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
-  return arith::DivFOp::create(b, loc, f32Constant(b, loc, 1.0, x.getType()),
-                               buildLogisticDenominator(b, loc, x));
+static Value buildSigmoid(const MathForms &m, Value x) {
+  return m.divByLogistic(f32Constant(m.b, m.loc, 1.0, x.getType()),
+                         buildLogisticDenominator(m, x));
 }
 
-static Value buildGelu(OpBuilder &b, Location loc, Value x,
+static Value buildGelu(const MathForms &m, Value x,
                        GeluApproximation approximation) {
+  OpBuilder &b = m.b;
+  Location loc = m.loc;
   Type t = x.getType();
   if (approximation == GeluApproximation::tanh) {
     // 0.5 (1 + tanh(u)) = sigmoid(2u): x / (1 + exp(-2u)) with
@@ -94,8 +124,7 @@ static Value buildGelu(OpBuilder &b, Location loc, Value x,
         arith::MulFOp::create(b, loc, cube, f32Constant(b, loc, 0.044715, t)));
     Value twoU = arith::MulFOp::create(
         b, loc, poly, f32Constant(b, loc, 2.0 * std::sqrt(2.0 / M_PI), t));
-    return arith::DivFOp::create(b, loc, x,
-                                 buildLogisticDenominator(b, loc, twoU));
+    return m.divByLogistic(x, buildLogisticDenominator(m, twoU));
   }
   Value inner = math::ErfOp::create(
       b, loc,
@@ -126,8 +155,9 @@ static arith::CmpFPredicate getPredicate(CmpPredicate predicate) {
 }
 
 Value fusion::buildElementwise(OpBuilder &b, Location loc, Operation *op,
-                               ArrayRef<Value> a) {
+                               ArrayRef<Value> a, MathPrecision precision) {
   Type t = a.empty() ? Type() : a[0].getType();
+  MathForms m{b, loc, precision};
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](AddOp) { return arith::AddFOp::create(b, loc, a[0], a[1]); })
       .Case([&](SubOp) { return arith::SubFOp::create(b, loc, a[0], a[1]); })
@@ -140,7 +170,7 @@ Value fusion::buildElementwise(OpBuilder &b, Location loc, Operation *op,
       .Case([&](PowOp) { return math::PowFOp::create(b, loc, a[0], a[1]); })
       .Case([&](NegOp) { return arith::NegFOp::create(b, loc, a[0]); })
       .Case([&](AbsOp) { return math::AbsFOp::create(b, loc, a[0]); })
-      .Case([&](ExpOp) { return math::ExpOp::create(b, loc, a[0]); })
+      .Case([&](ExpOp) { return m.exp(a[0]); })
       .Case([&](LogOp) { return math::LogOp::create(b, loc, a[0]); })
       .Case([&](TanhOp) { return math::TanhOp::create(b, loc, a[0]); })
       .Case([&](ErfOp) { return math::ErfOp::create(b, loc, a[0]); })
@@ -154,12 +184,12 @@ Value fusion::buildElementwise(OpBuilder &b, Location loc, Operation *op,
         return arith::MaximumFOp::create(b, loc, a[0],
                                          f32Constant(b, loc, 0.0, t));
       })
-      .Case([&](SigmoidOp) { return buildSigmoid(b, loc, a[0]); })
+      .Case([&](SigmoidOp) { return buildSigmoid(m, a[0]); })
       .Case([&](SiluOp) {
-        return arith::MulFOp::create(b, loc, a[0], buildSigmoid(b, loc, a[0]));
+        return arith::MulFOp::create(b, loc, a[0], buildSigmoid(m, a[0]));
       })
       .Case([&](GeluOp gelu) {
-        return buildGelu(b, loc, a[0], gelu.getApproximation());
+        return buildGelu(m, a[0], gelu.getApproximation());
       })
       .Case([&](CmpOp cmp) {
         return arith::CmpFOp::create(b, loc, getPredicate(cmp.getPredicate()),

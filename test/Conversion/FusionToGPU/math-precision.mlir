@@ -1,0 +1,85 @@
+// RUN: fusion-opt %s --split-input-file --fusion-pipeline --fusion-kernels-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
+
+// The math of an op whose result is rounded to bf16 or f16 takes the
+// approximate hardware forms (ScalarOps' MathPrecision): exponentials
+// marked afn (libdevice's fast exp, ex2.approx), divisions by a logistic
+// denominator div.approx. The elementwise composites stay whole to the
+// strategy, so their result type decides.
+
+// CHECK-LABEL: func.func @gelu_tanh_bf16
+// CHECK: gpu.launch
+// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK-NOT: llvm.nvvm.div.full
+// CHECK: llvm.call_intrinsic "llvm.nvvm.div.approx.f"
+// CHECK: gpu.terminator
+// PTX-LABEL: gpu.binary @gelu_tanh_bf16_k0_module
+// PTX-SAME: ex2.approx.f32
+// PTX-NOT: div.full.f32
+// PTX-SAME: div.approx.f32
+func.func @gelu_tanh_bf16(%x: tensor<64x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<64x1024xbf16> {
+  %0 = fusion.add %x, %b : (tensor<64x1024xbf16>, tensor<1024xbf16>) -> tensor<64x1024xbf16>
+  %1 = fusion.gelu %0 approximation = tanh : tensor<64x1024xbf16>
+  return %1 : tensor<64x1024xbf16>
+}
+
+// -----
+
+// Silu and sigmoid in f16 likewise.
+// CHECK-LABEL: func.func @silu_sigmoid_f16
+// CHECK: gpu.launch
+// CHECK-COUNT-2: math.exp {{.*}} fastmath<afn>
+// CHECK-NOT: llvm.nvvm.div.full
+// CHECK: gpu.terminator
+func.func @silu_sigmoid_f16(%x: tensor<4096xf16>) -> (tensor<4096xf16>, tensor<4096xf16>) {
+  %0 = fusion.silu %x : tensor<4096xf16>
+  %1 = fusion.sigmoid %x : tensor<4096xf16>
+  return %0, %1 : tensor<4096xf16>, tensor<4096xf16>
+}
+
+// -----
+
+// An f32 result keeps the accurate forms.
+// CHECK-LABEL: func.func @gelu_tanh_f32
+// CHECK: gpu.launch
+// CHECK-NOT: fastmath<afn>
+// CHECK: math.exp
+// CHECK-NOT: fastmath<afn>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.div.full"
+// CHECK-NOT: llvm.nvvm.div.approx
+// CHECK: gpu.terminator
+func.func @gelu_tanh_f32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %0 = fusion.gelu %x approximation = tanh : tensor<4096xf32>
+  return %0 : tensor<4096xf32>
+}
+
+// -----
+
+// A division by an arbitrary value keeps the full-range form in bf16 too
+// (its divisor may be subnormal or past 2^126); the exp is approximate.
+// CHECK-LABEL: func.func @div_exp_bf16
+// CHECK: gpu.launch
+// CHECK: llvm.call_intrinsic "llvm.nvvm.div.full"
+// CHECK-NOT: llvm.nvvm.div.approx
+// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK: gpu.terminator
+func.func @div_exp_bf16(%x: tensor<4096xbf16>, %y: tensor<4096xbf16>) -> tensor<4096xbf16> {
+  %0 = fusion.div %x, %y : tensor<4096xbf16>
+  %1 = fusion.exp %0 : tensor<4096xbf16>
+  return %1 : tensor<4096xbf16>
+}
+
+// -----
+
+// A bf16 softmax computes in f32 (its decomposition converts first), and
+// its exponentials are summed: they keep the accurate form.
+// CHECK-LABEL: func.func @softmax_bf16
+// CHECK: gpu.launch
+// CHECK-NOT: fastmath<afn>
+// CHECK: math.exp
+// CHECK-NOT: fastmath<afn>
+// CHECK: gpu.terminator
+func.func @softmax_bf16(%x: tensor<256x1024xbf16>) -> tensor<256x1024xbf16> {
+  %0 = fusion.softmax %x axis = 1 : tensor<256x1024xbf16>
+  return %0 : tensor<256x1024xbf16>
+}
