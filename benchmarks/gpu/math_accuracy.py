@@ -61,6 +61,10 @@ BINARY = ["div", "pow"]
 # its subnormals (2^-24; f16 subnormals are normal f32 values); silu and
 # gelu there too 1 ulp of max(|f|, |x|).
 HALF_UNARY = ["exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh"]
+# A softmax over rows of the type (its exponentials take the fast form
+# too: they reach only the rounded result, through a sum and a quotient),
+# on normal random rows scaled by 4.
+SOFTMAX_ROWS = (2048, 1024)
 HALF_TYPES = {"bf16": SUBNORMAL_BOUND, "f16": 2.0 ** -24}
 HALF_BOUND = 1
 
@@ -86,6 +90,11 @@ def module():
             lines.append(f"""func.func @{name}_{dtype}(%x: {h}) -> {h} {{
   %0 = {unary(name, h)}
   return %0 : {h}
+}}""")
+        r = f"tensor<{SOFTMAX_ROWS[0]}x{SOFTMAX_ROWS[1]}x{dtype}>"
+        lines.append(f"""func.func @softmax_{dtype}(%x: {r}) -> {r} {{
+  %0 = fusion.softmax %x axis = 1 : {r}
+  return %0 : {r}
 }}""")
     for name in BINARY:
         lines.append(f"""func.func @{name}(%x: {t}, %y: {t}) -> {t} {{
@@ -151,7 +160,9 @@ def errors(torch, out, ref, x=None, dtype=None, scaled_subnormals=False):
     r = ref[normal]
 
     def max_ulps(magnitude, where=normal):
-        ulp = torch.pow(2.0, torch.floor(torch.log2(magnitude)) - mantissa)
+        # (Below the smallest normal the spacing is that of the smallest
+        # normal: a reference just below it rounds up to it.)
+        ulp = torch.pow(2.0, torch.floor(torch.log2(magnitude.clamp(min=finfo.tiny))) - mantissa)
         ulps = (out[where] - ref[where]).abs() / ulp
         # A NaN or infinite output for a finite reference is unbounded.
         ulps = torch.where(torch.isfinite(ulps), ulps, torch.full_like(ulps, float("inf")))
@@ -218,6 +229,17 @@ def main():
         record(f"{name}_{dtype}", name, HALF_BOUND, measured,
                scaled <= HALF_BOUND and (name in SCALED or sub <= HALF_TYPES[dtype])
                and mismatched == 0)
+        if name != HALF_UNARY[-1]:
+            continue
+        rows = (torch.randn(SOFTMAX_ROWS, generator=generator, dtype=torch.float64) * 4).to(
+            torch_types[dtype])
+        out = module.functions[f"softmax_{dtype}"](rows.to(x.device))[0]
+        torch.cuda.synchronize()
+        measured = errors(torch, out.cpu(), torch.softmax(rows.double(), -1), None,
+                          torch_types[dtype])
+        _, scaled, sub, mismatched, _ = measured
+        record(f"softmax_{dtype}", "softmax", HALF_BOUND, measured,
+               scaled <= HALF_BOUND and sub <= HALF_TYPES[dtype] and mismatched == 0)
     failed = sum(not r["ok"] for r in results)
     with open(os.path.join(os.environ.get("OUT", "."), "math_accuracy.json"), "w") as f:
         json.dump(dict(device=torch.cuda.get_device_name(), results=results), f, indent=1)

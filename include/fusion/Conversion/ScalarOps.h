@@ -30,17 +30,23 @@ Value buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
                              Type like);
 
 /// How exactly an op's f32 math must come out. `exact`: the accurate forms
-/// (a few ulp of f32). `roundedToHalf`: the op's result is rounded to bf16
-/// or f16 right after, so its exponentials and its divisions by a logistic
-/// denominator (1 + exp(-y): sigmoid, silu, tanh gelu) are marked `afn`
-/// (approximate functions), which the GPU lowering turns into hardware
-/// approximations (ex2.approx, div.approx) whose f32 errors, about 2^-17
-/// relative at most, stay far below that rounding's 2^-9 (bf16) or 2^-11
-/// (f16). Divisions by arbitrary values keep the full-range form.
+/// (a few ulp of f32). `roundedToHalf`: the op's result reaches only bf16
+/// or f16 values, through steps that keep a relative error relative, so
+/// its exponentials and its divisions by a logistic denominator (1 +
+/// exp(-y): sigmoid, silu, tanh gelu) are marked `afn` (approximate
+/// functions), which the GPU lowering turns into hardware approximations
+/// (ex2.approx, div.approx) whose f32 errors, about 2^-17 relative at most,
+/// stay far below that rounding's 2^-9 (bf16) or 2^-11 (f16). Divisions by
+/// arbitrary values keep the full-range form.
 enum class MathPrecision { exact, roundedToHalf };
 
-/// The precision an op whose result has element type `element` needs.
-MathPrecision getMathPrecision(Type element);
+/// The precision the op defining `result` (a value of a kernel body) needs:
+/// `roundedToHalf` where `result` is bf16 or f16, or where every use is a
+/// conversion to bf16 or f16, a product or quotient whose result needs only
+/// that, or (for an exponential, never negative) a sum whose result needs
+/// only that; a softmax's exponentials in a bf16 softmax, not a
+/// logsumexp's (its log turns their relative error into an absolute one).
+MathPrecision getMathPrecision(Value result);
 
 /// One element of elementwise fusion op `op` from its operands' elements
 /// `args` (f32 for floats, i1 for masks; scalars or vectors of one shape).

@@ -184,9 +184,7 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
         return failure();
       args.push_back(splatIfNeeded(*v, lanes));
     }
-    return buildElementwise(
-        b, loc, op, args,
-        getMathPrecision(getElementTypeOrSelf(result.getType())));
+    return buildElementwise(b, loc, op, args, getMathPrecision(result));
   }
 
   if (auto slice = dyn_cast<SliceOp>(op)) {

@@ -287,6 +287,13 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 unrolled ? nullptr : shape->findOnlineSum(reduction);
             if (online && online->sum == reduction)
               continue;
+            // The online sum's terms, exp(y - running max), in the form the
+            // sum's own exponential may take.
+            arith::FastMathFlags termForm =
+                online && getMathPrecision(online->sum->getOperand(0)) ==
+                              MathPrecision::roundedToHalf
+                    ? arith::FastMathFlags::afn
+                    : arith::FastMathFlags::none;
             Value identity =
                 buildReductionIdentity(b, loc, reduction, b.getF32Type());
             auto partialOf = [&](Value x, Value acc) -> Value {
@@ -348,7 +355,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                               width > 1 ? vector::BroadcastOp::create(
                                               b, loc, x.getType(), shift)
                                               .getResult()
-                                        : shift));
+                                        : shift),
+                          termForm);
                       if (width > 1)
                         terms = vector::ReductionOp::create(
                             b, loc, vector::CombiningKind::ADD, terms);
@@ -380,7 +388,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                     rescaleOnlineSum(b, loc, onlinePartial,
                                      finiteOrZero(b, loc, partial), shift),
                     math::ExpOp::create(
-                        b, loc, arith::SubFOp::create(b, loc, *x, shift)));
+                        b, loc, arith::SubFOp::create(b, loc, *x, shift),
+                        termForm));
                 onlinePartial = arith::SelectOp::create(b, loc, edgeValid, sum,
                                                         onlinePartial);
               }

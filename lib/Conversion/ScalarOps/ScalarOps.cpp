@@ -66,9 +66,29 @@ Value fusion::buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
                      like);
 }
 
-MathPrecision fusion::getMathPrecision(Type element) {
-  return element.isBF16() || element.isF16() ? MathPrecision::roundedToHalf
-                                             : MathPrecision::exact;
+static bool isHalf(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return element.isBF16() || element.isF16();
+}
+
+MathPrecision fusion::getMathPrecision(Value result) {
+  if (isHalf(result.getType()))
+    return MathPrecision::roundedToHalf;
+  bool nonNegative = isa_and_nonnull<ExpOp>(result.getDefiningOp());
+  auto reachesHalfOnly = [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (isa<ConvertOp>(user))
+      return isHalf(user->getResult(0).getType());
+    // A relative error stays relative through products and quotients, and
+    // through sums of terms of one sign.
+    if (isa<MulOp, DivOp>(user) || (nonNegative && isa<ReduceSumOp>(user)))
+      return getMathPrecision(user->getResult(0)) ==
+             MathPrecision::roundedToHalf;
+    return false;
+  };
+  if (!result.use_empty() && llvm::all_of(result.getUses(), reachesHalfOnly))
+    return MathPrecision::roundedToHalf;
+  return MathPrecision::exact;
 }
 
 namespace {

@@ -71,15 +71,53 @@ func.func @div_exp_bf16(%x: tensor<4096xbf16>, %y: tensor<4096xbf16>) -> tensor<
 
 // -----
 
-// A bf16 softmax computes in f32 (its decomposition converts first), and
-// its exponentials are summed: they keep the accurate form.
+// A bf16 softmax computes in f32 (its decomposition converts first), but
+// its exponentials reach only the bf16 result, through a sum of
+// non-negative terms and a quotient: they take the fast form.
 // CHECK-LABEL: func.func @softmax_bf16
 // CHECK: gpu.launch
-// CHECK-NOT: fastmath<afn>
-// CHECK: math.exp
-// CHECK-NOT: fastmath<afn>
+// CHECK: math.exp {{.*}} fastmath<afn>
 // CHECK: gpu.terminator
 func.func @softmax_bf16(%x: tensor<256x1024xbf16>) -> tensor<256x1024xbf16> {
   %0 = fusion.softmax %x axis = 1 : tensor<256x1024xbf16>
   return %0 : tensor<256x1024xbf16>
+}
+
+// -----
+
+// Streamed, the online sum's terms take it too.
+// CHECK-LABEL: func.func @softmax_streamed_bf16
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK: gpu.all_reduce
+// CHECK: gpu.terminator
+func.func @softmax_streamed_bf16(%x: tensor<256x?xbf16>) -> tensor<256x?xbf16> {
+  %0 = fusion.softmax %x axis = 1 : tensor<256x?xbf16>
+  return %0 : tensor<256x?xbf16>
+}
+
+// -----
+
+// An f32 softmax, and a logsumexp of bf16 rows (its log turns the sum's
+// relative error into an absolute one in an f32 result), keep the
+// accurate exponentials.
+// CHECK-LABEL: func.func @softmax_f32
+// CHECK: gpu.launch
+// CHECK-NOT: fastmath<afn>
+// CHECK: gpu.terminator
+func.func @softmax_f32(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<256x1024xf32>
+  return %0 : tensor<256x1024xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @logsumexp_bf16
+// CHECK: gpu.launch
+// CHECK-NOT: fastmath<afn>
+// CHECK: gpu.terminator
+func.func @logsumexp_bf16(%x: tensor<256x1024xbf16>) -> tensor<256xbf16> {
+  %0 = fusion.logsumexp %x axis = 1 : tensor<256x1024xbf16> -> tensor<256xbf16>
+  return %0 : tensor<256xbf16>
 }
