@@ -48,6 +48,9 @@ enum class MathPrecision { exact, roundedToHalf };
 /// logsumexp's (its log turns their relative error into an absolute one).
 MathPrecision getMathPrecision(Value result);
 
+/// exp(x) (f32 scalar or vector) in the form `precision` allows.
+Value buildExp(OpBuilder &b, Location loc, Value x, MathPrecision precision);
+
 /// One element of elementwise fusion op `op` from its operands' elements
 /// `args` (f32 for floats, i1 for masks; scalars or vectors of one shape).
 /// The result is f32 (i1 for cmp); `convert` returns its operand.

@@ -289,11 +289,9 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               continue;
             // The online sum's terms, exp(y - running max), in the form the
             // sum's own exponential may take.
-            arith::FastMathFlags termForm =
-                online && getMathPrecision(online->sum->getOperand(0)) ==
-                              MathPrecision::roundedToHalf
-                    ? arith::FastMathFlags::afn
-                    : arith::FastMathFlags::none;
+            MathPrecision termPrecision =
+                online ? getMathPrecision(online->sum->getOperand(0))
+                       : MathPrecision::exact;
             Value identity =
                 buildReductionIdentity(b, loc, reduction, b.getF32Type());
             auto partialOf = [&](Value x, Value acc) -> Value {
@@ -348,7 +346,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                     Value sum = rescaleOnlineSum(
                         b, loc, accs[1], finiteOrZero(b, loc, accs[0]), shift);
                     for (Value x : xs) {
-                      Value terms = math::ExpOp::create(
+                      Value terms = buildExp(
                           b, loc,
                           arith::SubFOp::create(
                               b, loc, x,
@@ -356,7 +354,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                               b, loc, x.getType(), shift)
                                               .getResult()
                                         : shift),
-                          termForm);
+                          termPrecision);
                       if (width > 1)
                         terms = vector::ReductionOp::create(
                             b, loc, vector::CombiningKind::ADD, terms);
@@ -387,9 +385,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                     b, loc,
                     rescaleOnlineSum(b, loc, onlinePartial,
                                      finiteOrZero(b, loc, partial), shift),
-                    math::ExpOp::create(
-                        b, loc, arith::SubFOp::create(b, loc, *x, shift),
-                        termForm));
+                    buildExp(b, loc, arith::SubFOp::create(b, loc, *x, shift),
+                             termPrecision));
                 onlinePartial = arith::SelectOp::create(b, loc, edgeValid, sum,
                                                         onlinePartial);
               }

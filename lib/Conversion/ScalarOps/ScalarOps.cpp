@@ -71,24 +71,41 @@ static bool isHalf(Type type) {
   return element.isBF16() || element.isF16();
 }
 
-MathPrecision fusion::getMathPrecision(Value result) {
+/// getMathPrecision with the answers found so far (a value used by several
+/// paths, or twice by one op, is asked once).
+static bool reachesHalfOnly(Value result, DenseMap<Value, bool> &known) {
   if (isHalf(result.getType()))
-    return MathPrecision::roundedToHalf;
+    return true;
+  if (auto it = known.find(result); it != known.end())
+    return it->second;
   bool nonNegative = isa_and_nonnull<ExpOp>(result.getDefiningOp());
-  auto reachesHalfOnly = [&](OpOperand &use) {
-    Operation *user = use.getOwner();
+  auto usedForHalf = [&](Operation *user) {
     if (isa<ConvertOp>(user))
       return isHalf(user->getResult(0).getType());
     // A relative error stays relative through products and quotients, and
     // through sums of terms of one sign.
     if (isa<MulOp, DivOp>(user) || (nonNegative && isa<ReduceSumOp>(user)))
-      return getMathPrecision(user->getResult(0)) ==
-             MathPrecision::roundedToHalf;
+      return reachesHalfOnly(user->getResult(0), known);
     return false;
   };
-  if (!result.use_empty() && llvm::all_of(result.getUses(), reachesHalfOnly))
-    return MathPrecision::roundedToHalf;
-  return MathPrecision::exact;
+  bool half =
+      !result.use_empty() && llvm::all_of(result.getUsers(), usedForHalf);
+  known[result] = half;
+  return half;
+}
+
+MathPrecision fusion::getMathPrecision(Value result) {
+  DenseMap<Value, bool> known;
+  return reachesHalfOnly(result, known) ? MathPrecision::roundedToHalf
+                                        : MathPrecision::exact;
+}
+
+Value fusion::buildExp(OpBuilder &b, Location loc, Value x,
+                       MathPrecision precision) {
+  return math::ExpOp::create(b, loc, x,
+                             precision == MathPrecision::roundedToHalf
+                                 ? arith::FastMathFlags::afn
+                                 : arith::FastMathFlags::none);
 }
 
 namespace {
@@ -103,7 +120,7 @@ struct MathForms {
                ? arith::FastMathFlags::afn
                : arith::FastMathFlags::none;
   }
-  Value exp(Value x) const { return math::ExpOp::create(b, loc, x, flags()); }
+  Value exp(Value x) const { return buildExp(b, loc, x, precision); }
   /// x / d for a logistic denominator d = 1 + exp(-y), at least 1 (maybe
   /// +inf), where an approximate division holds over the whole range.
   /// Divisions by arbitrary values (subnormal, or past 2^126) are not
