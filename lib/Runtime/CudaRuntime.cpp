@@ -279,6 +279,32 @@ void fusion_size_mismatch(int64_t arg, int64_t dim, int64_t size,
                                    expectedSize, numInputs));
 }
 
+/// Multiprocessors of the current context's device: a persistent launch's
+/// grid, a block per multiprocessor. 1 where the device cannot be asked
+/// (the error is kept), which still runs every block's work.
+int64_t fusion_cuda_multiprocessors() {
+  static std::unordered_map<CUdevice, int64_t> counts;
+  if (!ensureContext())
+    return 1;
+  CUdevice device;
+  if (!CUDA_CHECK(cuCtxGetDevice(&device)))
+    return 1;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = counts.find(device);
+    if (it != counts.end())
+      return it->second;
+  }
+  // Asked outside the lock: a failed check takes it to keep the error.
+  int count = 0;
+  if (!CUDA_CHECK(cuDeviceGetAttribute(
+          &count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)) ||
+      count < 1)
+    return 1;
+  std::lock_guard<std::mutex> lock(mutex);
+  return counts.emplace(device, count).first->second;
+}
+
 /// The first error since the last clear, or null.
 const char *fusion_cuda_last_error() {
   std::lock_guard<std::mutex> lock(mutex);

@@ -5,6 +5,7 @@
 #include "fusion/Conversion/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -92,6 +93,22 @@ LogicalResult codegen::emitLaunch(
     return failure();
   gpu::TerminatorOp::create(b, loc);
   return success();
+}
+
+Value codegen::multiprocessorCount(OpBuilder &b, Location loc) {
+  constexpr StringLiteral kEntry = "fusion_cuda_multiprocessors";
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto entry = module.lookupSymbol<func::FuncOp>(kEntry);
+  if (!entry) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    entry = func::FuncOp::create(
+        b, loc, kEntry, b.getFunctionType(TypeRange{}, b.getI64Type()));
+    entry.setPrivate();
+  }
+  Value count = func::CallOp::create(b, loc, entry, ValueRange{}).getResult(0);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
 }
 
 Value codegen::startToken(OpBuilder &b, Location loc) {

@@ -55,6 +55,10 @@ emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
            TypeRange shared = {}, int64_t clusterBlocks = 0,
            int64_t dynamicShared = 0, StringRef nameSuffix = "");
 
+/// On the host: the multiprocessors of the device the launches run on (a
+/// persistent grid's size), asked of the runtime at each call.
+Value multiprocessorCount(OpBuilder &b, Location loc);
+
 /// Emits `body` in the then-block of an `scf.if` on `condition` (no
 /// results, no else).
 void emitIf(OpBuilder &b, Location loc, Value condition,

@@ -8,9 +8,16 @@
 // stage's barrier, multiply their rows of it into f32 accumulators with
 // warpgroup MMA (B read N-major: `transposeB`) and, once the previous
 // stage's MMA is done, refill that stage. TMA fills zeros past M, N and K, so
-// ragged sizes need no masks on the way in. The accumulators go through shared
-// memory to the epilogue, which evaluates the kernel's outputs on them as
-// vectors along N, masked at the edges of M and N, and stores each output once.
+// ragged sizes need no masks on the way in. The epilogue evaluates the
+// kernel's outputs on the accumulators as vectors along N, masked at the
+// edges of M and N, and stores each output once.
+//
+// Unsplit, the grid is persistent (a block per multiprocessor, looping over
+// tiles): once a tile's MMAs are done, thread 0 loads the next tile's first
+// stages while the epilogue runs, each warp passing its rows of the
+// accumulators through its own shared memory past the stages. A split's
+// blocks (and kernels whose threads evaluate prologues) take a tile each
+// and stage the accumulators where the stages were.
 //
 // Many rows run 256 x 128 tiles of two warpgroups. At most 256 rows
 // (decode, small batches) the weights' bytes weigh more than the FLOPs:
@@ -48,6 +55,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -78,6 +86,8 @@ constexpr int64_t kSwizzleAlignment = 1024;
 constexpr int64_t kArrivalBytes = 16;
 /// Tile rows of a group of tiles (see the launch body).
 constexpr int64_t kRasterRows = 8;
+/// Rows of a fragment of the accumulators a warp holds (of each 64).
+constexpr int64_t kWarpRows = 16;
 /// Elements of a partial tile's vectors in the workspace.
 constexpr int64_t kPartialWidth = 4;
 /// A swizzled row is 128 bytes: 8 units of 16 bytes (8 elements), unit u of
@@ -102,6 +112,15 @@ struct TileBytes {
   /// A stage holds a tile of A and a tile of B.
   constexpr int64_t stage() const { return a() + b(); }
   constexpr int64_t stages() const { return tiles.stages * stage(); }
+  /// A warp's rows of the tile in the persistent kernel's epilogue, past
+  /// the stages and the split's arrival count.
+  constexpr int64_t warpRowsBytes() const { return kWarpRows * tiles.n * 2; }
+  constexpr int64_t warpStagingOffset() const {
+    return stages() + kArrivalBytes;
+  }
+  constexpr int64_t warpStagingBytes() const {
+    return tiles.threads() / 32 * warpRowsBytes();
+  }
   /// The f32 accumulator tile staged for the epilogue takes the stages'
   /// place.
   constexpr bool stagesHoldAccumulators() const {
@@ -110,6 +129,16 @@ struct TileBytes {
 };
 static_assert(TileBytes{kWgmmaTiles}.stagesHoldAccumulators() &&
               TileBytes{kWgmmaFewRowTiles}.stagesHoldAccumulators());
+/// A block's shared memory (at most 227 KiB, static objects included: the
+/// mbarriers, inside the alignment's slack) holds the warps' rows too.
+static_assert(TileBytes{kWgmmaTiles}.warpStagingOffset() +
+                      TileBytes{kWgmmaTiles}.warpStagingBytes() +
+                      kSwizzleAlignment <=
+                  227 * 1024 &&
+              TileBytes{kWgmmaFewRowTiles}.warpStagingOffset() +
+                      TileBytes{kWgmmaFewRowTiles}.warpStagingBytes() +
+                      kSwizzleAlignment <=
+                  227 * 1024);
 
 Attribute workgroupSpace(MLIRContext *context) {
   return gpu::AddressSpaceAttr::get(
@@ -319,11 +348,39 @@ public:
                      StringRef nameSuffix);
 
 private:
+  /// A block's unit of work: output tile `tile`'s products over K range
+  /// `range`, the tile's first row and column, the first output column of
+  /// each of B's boxes, and the range's steps along K.
+  struct WorkItem {
+    Value tile, range, row0, col0;
+    SmallVector<Value, kMaxBoxesB> boxCols;
+    Value firstStep, steps;
+  };
+  /// Work item `item` (tile item / split, range item % split).
+  WorkItem workItem(OpBuilder &b, Value item, Value rowTileCount) const;
   /// The buffer TMA loads `operand` from; null for a prologue the threads
   /// evaluate.
   Value bufferOf(Value operand) const { return sources.loaded.lookup(operand); }
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids,
                          const SplitWorkspace *workspace);
+  /// The epilogue of a persistent grid's tile, on its accumulators: each
+  /// warp rounds its rows to the product's type into its own part of the
+  /// shared memory past the stages (which the next tile's loads fill
+  /// meanwhile), reads them back along the rows and evaluates and stores
+  /// the outputs on vectors of the plan's width, masked at the edges of M
+  /// and N.
+  LogicalResult emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
+                                 Value thread, Value accumulator,
+                                 const WorkItem &work, Value m) const;
+  /// The epilogue through shared memory: the accumulators staged where
+  /// the stages were; with a split, the range's partial tile to the
+  /// workspace and, on the tile's last block, the partials summed in range
+  /// order; the outputs evaluated on vectors of the plan's width along N.
+  LogicalResult emitStagedEpilogue(OpBuilder &b, const LaunchIds &ids,
+                                   const Pipeline &pipe,
+                                   const SplitWorkspace *workspace,
+                                   Value accumulator, const WorkItem &work,
+                                   Value m) const;
   /// Whether the threads evaluate an operand's tiles from the inputs (a
   /// prologue without a buffer to load).
   bool hasEvaluatedPrologues() const {
@@ -331,6 +388,12 @@ private:
       return !bufferOf(p.matmul.getA()) || !bufferOf(p.matmul.getB());
     });
   }
+  /// Whether the grid is persistent (a block per multiprocessor, each
+  /// looping over tiles) and the epilogue works on the accumulators in
+  /// registers: unless K is split, or the threads evaluate prologues
+  /// (their tile fills and the epilogue's evaluation together spilled,
+  /// ptxas, 2026-12-01).
+  bool isPersistent() const { return split == 1 && !hasEvaluatedPrologues(); }
   /// Whether the threads rewrite an operand's tiles after TMA loads them.
   bool hasInPlacePrologues() const { return !sources.inPlace.empty(); }
   /// A value of the tensor-map type that a warpgroup descriptor of an
@@ -397,8 +460,7 @@ private:
 
 LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
                                StringRef nameSuffix) {
-  // On the host: the tensor maps and the grid, a block per output tile
-  // and K range.
+  // On the host: the tensor maps and the grid.
   // Prologues have no tensor map: the threads fill their tiles.
   Value a = MatmulOp(tiled.products.front().matmul).getA();
   if (Value buffer = bufferOf(a))
@@ -421,7 +483,15 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
   }
   Value blocks =
       arith::MulIOp::create(b, loc, tileCount(b), indexConst(b, loc, split));
+  // Unsplit, the grid is persistent: a block per multiprocessor (one fits
+  // each), looping over the tiles, so that a tile's epilogue runs while
+  // the next one's first stages load.
+  if (isPersistent())
+    blocks =
+        arith::MinUIOp::create(b, loc, blocks, multiprocessorCount(b, loc));
   int64_t sharedBytes = bytes.stages() + kArrivalBytes + kSwizzleAlignment;
+  if (isPersistent())
+    sharedBytes += bytes.warpStagingBytes();
   return emitLaunch(
       b, loc, kernel, blocks, tiles.threads(),
       [&](OpBuilder &b, const LaunchIds &ids) {
@@ -599,49 +669,34 @@ TileLaunch::writePrologues(OpBuilder &b, const Pipeline &pipe, Value thread,
   return success();
 }
 
-LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
-                                   const SplitWorkspace *workspace) {
-  MLIRContext *context = b.getContext();
-  int64_t width = plan.getVector();
-  auto [m, rowTileCount] = rowTiles(b);
-  Value zero = indexConst(b, loc, 0);
-  Value one = indexConst(b, loc, 1);
-  Value tile =
-      arith::DivUIOp::create(b, loc, ids.block, indexConst(b, loc, split));
-  Value range =
-      arith::RemUIOp::create(b, loc, ids.block, indexConst(b, loc, split));
-  // A grid of at least one block: past the tiles, nothing to do.
-  auto inRange = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tile,
-                            arith::MulIOp::create(b, loc, rowTileCount,
-                                                  indexConst(b, loc, nTiles))));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+TileLaunch::WorkItem TileLaunch::workItem(OpBuilder &b, Value item,
+                                          Value rowTileCount) const {
+  WorkItem work;
+  work.tile = arith::DivUIOp::create(b, loc, item, indexConst(b, loc, split));
+  work.range = arith::RemUIOp::create(b, loc, item, indexConst(b, loc, split));
   // Tiles in groups of kRasterRows tile rows, column by column within
   // a group: the blocks running at once share few rows of A and
   // columns of B, which stay in L2.
   Value groupTiles = indexConst(b, loc, kRasterRows * nTiles);
   Value firstRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, tile, groupTiles),
+      b, loc, arith::DivUIOp::create(b, loc, work.tile, groupTiles),
       indexConst(b, loc, kRasterRows));
   Value rowsInGroup = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, rowTileCount, firstRow),
       indexConst(b, loc, kRasterRows));
-  Value inGroup = arith::RemUIOp::create(b, loc, tile, groupTiles);
-  Value row0 = arith::MulIOp::create(
+  Value inGroup = arith::RemUIOp::create(b, loc, work.tile, groupTiles);
+  work.row0 = arith::MulIOp::create(
       b, loc,
       arith::AddIOp::create(
           b, loc, firstRow,
           arith::RemUIOp::create(b, loc, inGroup, rowsInGroup)),
       indexConst(b, loc, tiles.m));
-  Value col0 = arith::MulIOp::create(
+  work.col0 = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, inGroup, rowsInGroup),
       indexConst(b, loc, tileColumns));
-  SmallVector<Value, kMaxBoxesB> boxCols;
   for (int64_t offset : boxOffsets)
-    boxCols.push_back(
-        arith::AddIOp::create(b, loc, col0, indexConst(b, loc, offset)));
+    work.boxCols.push_back(
+        arith::AddIOp::create(b, loc, work.col0, indexConst(b, loc, offset)));
   // The range's steps along K: [firstStep, firstStep + steps), ranges of
   // kSteps / split steps or one more.
   auto rangeStart = [&](Value range) {
@@ -650,13 +705,27 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
         arith::MulIOp::create(b, loc, range, indexConst(b, loc, kSteps)),
         indexConst(b, loc, split));
   };
-  Value firstStep = zero, steps = indexConst(b, loc, kSteps);
+  work.firstStep = indexConst(b, loc, 0);
+  work.steps = indexConst(b, loc, kSteps);
   if (split > 1) {
-    firstStep = rangeStart(range);
-    steps = arith::SubIOp::create(
-        b, loc, rangeStart(arith::AddIOp::create(b, loc, range, one)),
-        firstStep);
+    work.firstStep = rangeStart(work.range);
+    work.steps =
+        arith::SubIOp::create(b, loc,
+                              rangeStart(arith::AddIOp::create(
+                                  b, loc, work.range, indexConst(b, loc, 1))),
+                              work.firstStep);
   }
+  return work;
+}
+
+LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
+                                   const SplitWorkspace *workspace) {
+  MLIRContext *context = b.getContext();
+  auto [m, rowTileCount] = rowTiles(b);
+  Value zero = indexConst(b, loc, 0);
+  Value one = indexConst(b, loc, 1);
+  Value items = arith::MulIOp::create(b, loc, rowTileCount,
+                                      indexConst(b, loc, nTiles * split));
 
   Pipeline pipe{bytes};
   pipe.element = element;
@@ -688,69 +757,117 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
   Value first = isThreadZero(b, loc, ids.thread);
   Value warpgroup =
       arith::DivUIOp::create(b, loc, ids.thread, indexConst(b, loc, 128));
-  // `fill` for step `s` of the first stages: every step is in the one
-  // range of an unsplit kernel; a split's range may have fewer.
-  auto forFirstStep = [&](int64_t s, function_ref<void()> fill) {
+  Value stages = indexConst(b, loc, tiles.stages);
+  // The block's steps along K are numbered across its work items: step g
+  // uses stage g % stages, whose barrier completes for the
+  // (g / stages)-th time.
+  auto stageOf = [&](Value g) {
+    return arith::RemUIOp::create(b, loc, g, stages);
+  };
+  auto parityOf = [&](Value g) {
+    return arith::IndexCastOp::create(
+        b, loc, b.getI1Type(),
+        arith::RemUIOp::create(b, loc,
+                               arith::DivUIOp::create(b, loc, g, stages),
+                               indexConst(b, loc, 2)));
+  };
+  // `fill` for step `s` of a work item's first stages: every step is in
+  // the one range of an unsplit kernel; a split's range may have fewer.
+  auto forFirstStep = [&](const WorkItem &work, int64_t s,
+                          function_ref<void()> fill) {
     if (split == 1)
       return fill();
     emitIf(b, loc,
            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                 indexConst(b, loc, s), steps),
+                                 indexConst(b, loc, s), work.steps),
            fill);
+  };
+  // Thread 0's loads of the first stages of work item `item`, whose
+  // first step is the block's step `g`.
+  auto loadFirstStages = [&](Value item, Value g) {
+    WorkItem work = workItem(b, item, rowTileCount);
+    for (int64_t s = 0; tma && s < std::min(tiles.stages, kSteps); ++s)
+      forFirstStep(work, s, [&, s] {
+        Value step = indexConst(b, loc, s);
+        pipe.load(b, loc, stageOf(arith::AddIOp::create(b, loc, g, step)),
+                  arith::AddIOp::create(b, loc, work.firstStep, step),
+                  work.row0, work.boxCols);
+      });
   };
   emitIf(b, loc, first, [&] {
     for (int64_t s = 0; s < tiles.stages; ++s)
       nvgpu::MBarrierInitOp::create(b, loc, pipe.barriers, one,
                                     indexConst(b, loc, s),
                                     /*predicate=*/Value());
-    // With K = 0 the operands are empty and have no tensor maps.
-    if (kSteps > 0) {
-      if (mapA)
-        nvgpu::TmaPrefetchOp::create(b, loc, mapA, /*predicate=*/Value());
-      for (auto [buffer, map] : mapOfBuffer)
-        nvgpu::TmaPrefetchOp::create(b, loc, map, /*predicate=*/Value());
-    }
-    for (int64_t s = 0; tma && s < std::min(tiles.stages, kSteps); ++s) {
-      auto fill = [&, s] {
-        pipe.load(
-            b, loc, indexConst(b, loc, s),
-            arith::AddIOp::create(b, loc, firstStep, indexConst(b, loc, s)),
-            row0, boxCols);
-      };
-      forFirstStep(s, fill);
-    }
+    // A block without work (M = 0: the grid's one block) touches no
+    // tensor map: empty operands have none.
+    emitIf(b, loc,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ids.block,
+                                 items),
+           [&] {
+             // With K = 0 the operands are empty and have no tensor maps.
+             if (kSteps > 0) {
+               if (mapA)
+                 nvgpu::TmaPrefetchOp::create(b, loc, mapA,
+                                              /*predicate=*/Value());
+               for (auto [buffer, map] : mapOfBuffer)
+                 nvgpu::TmaPrefetchOp::create(b, loc, map,
+                                              /*predicate=*/Value());
+             }
+             loadFirstStages(ids.block, zero);
+           });
   });
+
+  // The block's work items (a tile and K range each): in a persistent
+  // grid, every grid-th item from the block's, each one's first stages
+  // loaded during the previous one's epilogue; else the block's item, if
+  // any (a grid has at least one block).
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp itemLoop;
+  Value item = ids.block, itemStart = zero;
+  if (isPersistent()) {
+    itemLoop = scf::ForOp::create(b, loc, ids.block, items, ids.grid,
+                                  ValueRange{zero});
+    b.setInsertionPointToStart(itemLoop.getBody());
+    item = itemLoop.getInductionVar();
+    itemStart = itemLoop.getRegionIterArgs()[0];
+  } else {
+    auto inRange = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ids.block,
+                              items));
+    b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+  }
+  WorkItem work = workItem(b, item, rowTileCount);
+
   // The prologues of the first stages, by every thread.
   for (int64_t s = 0;
        hasEvaluatedPrologues() && s < std::min(tiles.stages, kSteps); ++s) {
     LogicalResult filled = success();
-    auto fill = [&, s] {
+    forFirstStep(work, s, [&, s] {
+      Value step = indexConst(b, loc, s);
       filled = writePrologues(
-          b, pipe, ids.thread, indexConst(b, loc, s),
-          arith::AddIOp::create(b, loc, firstStep, indexConst(b, loc, s)), row0,
-          boxCols, m, /*inPlace=*/false);
-    };
-    forFirstStep(s, fill);
+          b, pipe, ids.thread,
+          stageOf(arith::AddIOp::create(b, loc, itemStart, step)),
+          arith::AddIOp::create(b, loc, work.firstStep, step), work.row0,
+          work.boxCols, m, /*inPlace=*/false);
+    });
     if (failed(filled))
       return failure();
   }
   // The barriers' initialization and the prologues' stores are seen by
   // every thread.
   gpu::BarrierOp::create(b, loc);
-  Value stages = indexConst(b, loc, tiles.stages);
   // In-place prologues transform a stage once TMA filled it, the step
   // before its MMA (below, while the MMA of the step before runs); the
   // first step's before the loop.
   auto transformStage = [&](Value step) -> LogicalResult {
-    Value stage = arith::RemUIOp::create(b, loc, step, stages);
-    Value parity = arith::IndexCastOp::create(
-        b, loc, b.getI1Type(),
-        arith::RemUIOp::create(b, loc,
-                               arith::DivUIOp::create(b, loc, step, stages),
-                               indexConst(b, loc, 2)));
+    Value g = arith::AddIOp::create(b, loc, itemStart, step);
+    Value stage = stageOf(g);
+    Value parity = parityOf(g);
     return writePrologues(b, pipe, ids.thread, stage,
-                          arith::AddIOp::create(b, loc, firstStep, step), row0,
-                          boxCols, m,
+                          arith::AddIOp::create(b, loc, work.firstStep, step),
+                          work.row0, work.boxCols, m,
                           /*inPlace=*/true, [&] {
                             nvgpu::MBarrierTryWaitParityOp::create(
                                 b, loc, pipe.barriers, parity,
@@ -759,10 +876,10 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
   };
   if (hasInPlacePrologues() && kSteps > 0) {
     LogicalResult transformed = success();
-    emitIf(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, zero, steps),
-        [&] { transformed = transformStage(zero); });
+    emitIf(b, loc,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, zero,
+                                 work.steps),
+           [&] { transformed = transformStage(zero); });
     if (failed(transformed))
       return failure();
     gpu::BarrierOp::create(b, loc);
@@ -772,21 +889,18 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
       context, VectorType::get({bytes.groupRows(), tiles.n}, b.getF32Type()));
   Value accumulator =
       nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accumulatorType);
-  auto kLoop =
-      scf::ForOp::create(b, loc, zero, steps, one, ValueRange{accumulator});
+  auto kLoop = scf::ForOp::create(b, loc, zero, work.steps, one,
+                                  ValueRange{accumulator});
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value step = kLoop.getInductionVar();
-    Value stage = arith::RemUIOp::create(b, loc, step, stages);
-    // The stage's barrier completes once per round of the stages.
-    Value round = arith::DivUIOp::create(b, loc, step, stages);
-    Value parity = arith::IndexCastOp::create(
-        b, loc, b.getI1Type(),
-        arith::RemUIOp::create(b, loc, round, indexConst(b, loc, 2)));
+    Value g = arith::AddIOp::create(b, loc, itemStart, step);
+    Value stage = stageOf(g);
     if (tma)
-      nvgpu::MBarrierTryWaitParityOp::create(
-          b, loc, pipe.barriers, parity, indexConst(b, loc, 10000000), stage);
+      nvgpu::MBarrierTryWaitParityOp::create(b, loc, pipe.barriers, parityOf(g),
+                                             indexConst(b, loc, 10000000),
+                                             stage);
     Value tileA = pipe.tileA(b, loc, stage, warpgroup);
     Value tileB = pipe.tileB(b, loc, stage, tiles.n);
     Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
@@ -809,7 +923,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
       Value nextStep = arith::AddIOp::create(b, loc, step, one);
       emitIf(b, loc,
              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, nextStep,
-                                   steps),
+                                   work.steps),
              [&] { transformed = transformStage(nextStep); });
       if (failed(transformed))
         return failure();
@@ -824,26 +938,210 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step, one),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, refillStep,
-                              steps));
-    Value previous = arith::RemUIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, step, one), stages);
-    Value refillFrom = arith::AddIOp::create(b, loc, firstStep, refillStep);
+                              work.steps));
+    Value previous = stageOf(arith::SubIOp::create(b, loc, g, one));
+    Value refillFrom =
+        arith::AddIOp::create(b, loc, work.firstStep, refillStep);
     if (tma)
-      emitIf(b, loc, arith::AndIOp::create(b, loc, first, refill),
-             [&] { pipe.load(b, loc, previous, refillFrom, row0, boxCols); });
+      emitIf(b, loc, arith::AndIOp::create(b, loc, first, refill), [&] {
+        pipe.load(b, loc, previous, refillFrom, work.row0, work.boxCols);
+      });
     LogicalResult filled = success();
     if (hasEvaluatedPrologues())
       emitIf(b, loc, refill, [&] {
-        filled = writePrologues(b, pipe, ids.thread, previous, refillFrom, row0,
-                                boxCols, m, /*inPlace=*/false);
+        filled = writePrologues(b, pipe, ids.thread, previous, refillFrom,
+                                work.row0, work.boxCols, m, /*inPlace=*/false);
       });
     if (failed(filled))
       return failure();
     scf::YieldOp::create(b, loc, next);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  // Every stage is read: the accumulators take their place.
+  // Every warp's MMAs are done: the stages are free.
   gpu::BarrierOp::create(b, loc);
+  Value nextStart = arith::AddIOp::create(b, loc, itemStart, work.steps);
+  LogicalResult stored = success();
+  if (isPersistent()) {
+    // The next item's first stages load while this one's epilogue runs.
+    Value nextItem = arith::AddIOp::create(b, loc, item, ids.grid);
+    emitIf(b, loc,
+           arith::AndIOp::create(
+               b, loc, first,
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     nextItem, items)),
+           [&] { loadFirstStages(nextItem, nextStart); });
+    stored = emitWarpEpilogue(b, pipe, ids.thread, kLoop.getResult(0), work, m);
+  } else {
+    // The staged epilogue takes the stages' place; the grid has a block
+    // per item.
+    stored = emitStagedEpilogue(b, ids, pipe, workspace, kLoop.getResult(0),
+                                work, m);
+  }
+  if (failed(stored))
+    return failure();
+  if (itemLoop)
+    scf::YieldOp::create(b, loc, nextStart);
+  return success();
+}
+
+LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
+                                           Value thread, Value accumulator,
+                                           const WorkItem &work,
+                                           Value m) const {
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  int64_t width = plan.getVector();
+  if (kUnitElements % width != 0)
+    return KernelOp(kernel).emitOpError(
+               "matmul_wgmma's epilogue vectors must divide ")
+           << kUnitElements << " elements";
+  // The accumulator as the LLVM struct upstream's lowering makes of it: a
+  // struct of 64 rows' fragments per 64 rows, each tiles.n / 2 floats
+  // (reconcile-unrealized-casts folds this cast with the lowering's).
+  int64_t fragments = bytes.groupRows() / 64;
+  auto fragmentType = LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(tiles.n / 2, f32));
+  Value registers =
+      UnrealizedConversionCastOp::create(
+          b, loc,
+          LLVM::LLVMStructType::getLiteral(
+              context, SmallVector<Type>(fragments, fragmentType)),
+          accumulator)
+          .getResult(0);
+  // Fragment layout of warpgroup MMA (PTX ISA, "wgmma .m64nNk16"
+  // register fragment D): in each 64 rows, lane l of warp w holds rows
+  // 16 w + l / 4 and 8 rows below, and of each 8 columns the pair from
+  // 2 (l % 4); floats 4 j + 2 h and 4 j + 2 h + 1 are the pair of columns
+  // 8 j of the row 8 h below.
+  Value lane = arith::RemUIOp::create(b, loc, thread, indexConst(b, loc, 32));
+  Value warpInBlock =
+      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
+  Value warp =
+      arith::RemUIOp::create(b, loc, warpInBlock, indexConst(b, loc, 4));
+  Value warpgroup =
+      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128));
+  Value quadRow = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4));
+  Value quadColumn = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
+      indexConst(b, loc, 2));
+  // The warp's 16 rows of the tile, rounded to the product's type, in its
+  // own part of the shared memory past the stages (which the next tile's
+  // loads fill meanwhile). Row r's 16-byte unit u is stored at unit
+  // u ^ (r % 8): the pairs a store writes (8 rows, 4 lanes each) fall in
+  // distinct banks.
+  Value rows = pipe.view(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, indexConst(b, loc, bytes.warpStagingOffset()),
+          arith::MulIOp::create(b, loc, warpInBlock,
+                                indexConst(b, loc, bytes.warpRowsBytes()))),
+      {kWarpRows, tiles.n}, element);
+  auto swizzled = [&](Value r, Value column) {
+    Value unit = arith::DivUIOp::create(b, loc, column,
+                                        indexConst(b, loc, kUnitElements));
+    Value within = arith::RemUIOp::create(b, loc, column,
+                                          indexConst(b, loc, kUnitElements));
+    Value moved = arith::XOrIOp::create(
+        b, loc, unit,
+        arith::RemUIOp::create(b, loc, r, indexConst(b, loc, kSwizzleUnits)));
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, moved, indexConst(b, loc, kUnitElements)),
+        within);
+  };
+  auto pairType = VectorType::get({2}, f32);
+  auto syncWarp = [&] {
+    NVVM::SyncWarpOp::create(b, loc,
+                             arith::ConstantIntOp::create(b, loc, -1, 32));
+  };
+  int64_t rowVectors = tileColumns / width;
+  PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
+  for (int64_t fragment = 0; fragment < fragments; ++fragment) {
+    for (int64_t h = 0; h < 2; ++h) {
+      Value r =
+          arith::AddIOp::create(b, loc, quadRow, indexConst(b, loc, 8 * h));
+      for (int64_t j = 0; j < tiles.n / 8; ++j) {
+        SmallVector<Value, 2> lanes;
+        for (int64_t c = 0; c < 2; ++c)
+          lanes.push_back(LLVM::ExtractValueOp::create(
+              b, loc, registers,
+              ArrayRef<int64_t>{fragment, 4 * j + 2 * h + c}));
+        Value pair = roundTo(
+            b, loc, vector::FromElementsOp::create(b, loc, pairType, lanes),
+            element);
+        Value column = arith::AddIOp::create(b, loc, quadColumn,
+                                             indexConst(b, loc, 8 * j));
+        vector::StoreOp::create(b, loc, pair, rows,
+                                ValueRange{r, swizzled(r, column)});
+      }
+    }
+    syncWarp();
+    // Vectors of `width` along the rows, lane by lane: 16 rows of the
+    // tile's columns, each product's (a pair's second is the tile's
+    // second half) read back and the outputs evaluated on them.
+    auto vectors = scf::ForOp::create(
+        b, loc, lane, indexConst(b, loc, kWarpRows * rowVectors),
+        indexConst(b, loc, 32));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(vectors.getBody());
+      PointEvaluator::CacheScope loopScope(evaluator);
+      auto [r, c] =
+          vectorPosition(b, loc, vectors.getInductionVar(), rowVectors, width);
+      Value row = arith::AddIOp::create(
+          b, loc, work.row0,
+          arith::AddIOp::create(
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc, warpgroup,
+                                        indexConst(b, loc, bytes.groupRows())),
+                  arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16))),
+              arith::AddIOp::create(b, loc, r,
+                                    indexConst(b, loc, 64 * fragment))));
+      Value col = arith::AddIOp::create(b, loc, work.col0, c);
+      // N is a multiple of the width: a vector is all in or all out.
+      Value inside = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                indexConst(b, loc, nSize)));
+      LogicalResult stored = success();
+      emitIf(b, loc, inside, [&] {
+        PointEvaluator::CacheScope scope(evaluator);
+        for (auto [i, product] : llvm::enumerate(tiled.products)) {
+          Value column = arith::AddIOp::create(
+              b, loc, c, indexConst(b, loc, i * tileColumns));
+          Value value =
+              vector::LoadOp::create(b, loc, VectorType::get({width}, element),
+                                     rows, ValueRange{r, swizzled(r, column)});
+          if (width == 1)
+            value = vector::ExtractOp::create(b, loc, value, 0);
+          evaluator.known[product.value] = extendToF32(b, loc, value);
+        }
+        SmallVector<Value> index = {row, col};
+        stored = evaluator.storeOutputs(buffers.outputs, index, width > 1);
+      });
+      if (failed(stored))
+        return failure();
+    }
+    // Read before the next fragment's rows take their place.
+    syncWarp();
+  }
+  return success();
+}
+
+LogicalResult TileLaunch::emitStagedEpilogue(OpBuilder &b, const LaunchIds &ids,
+                                             const Pipeline &pipe,
+                                             const SplitWorkspace *workspace,
+                                             Value accumulator,
+                                             const WorkItem &work,
+                                             Value m) const {
+  int64_t width = plan.getVector();
+  Value zero = indexConst(b, loc, 0);
+  Value first = isThreadZero(b, loc, ids.thread);
+  Value warpgroup =
+      arith::DivUIOp::create(b, loc, ids.thread, indexConst(b, loc, 128));
   Value staged = pipe.view(b, loc, zero, {tiles.m, tiles.n}, b.getF32Type());
   // Upstream's lowering of the store places a thread's rows by its warp in
   // the block (thread id / 32), not in its warpgroup: the rows of
@@ -856,20 +1154,20 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
                     b, loc, warpgroup,
                     indexConst(b, loc, (bytes.groupRows() - 64) * tiles.n * 4)),
                 {bytes.groupRows(), tiles.n}, b.getF32Type());
-  nvgpu::WarpgroupMmaStoreOp::create(b, loc, kLoop.getResult(0), groupRows);
+  nvgpu::WarpgroupMmaStoreOp::create(b, loc, accumulator, groupRows);
   gpu::BarrierOp::create(b, loc);
 
   // The tile's rows inside M.
-  Value tileRows =
-      arith::MinUIOp::create(b, loc, arith::SubIOp::create(b, loc, m, row0),
-                             indexConst(b, loc, tiles.m));
+  Value tileRows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, m, work.row0),
+      indexConst(b, loc, tiles.m));
   int64_t rowVectors = tileColumns / width;
   Value epilogueVectors =
       arith::MulIOp::create(b, loc, tileRows, indexConst(b, loc, rowVectors));
-  Type partialType = VectorType::get({kPartialWidth}, b.getF32Type());
-  llvm::MaybeAlign partialAlignment =
-      vectorAlignment(b.getF32Type(), kPartialWidth);
   if (workspace) {
+    Type partialType = VectorType::get({kPartialWidth}, b.getF32Type());
+    llvm::MaybeAlign partialAlignment =
+        vectorAlignment(b.getF32Type(), kPartialWidth);
     // The range's partial tile (its rows inside M) to the workspace.
     int64_t partialVectors = tiles.n / kPartialWidth;
     auto copy = scf::ForOp::create(
@@ -884,12 +1182,13 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
                                    partialVectors, kPartialWidth);
       Value partial =
           vector::LoadOp::create(b, loc, partialType, staged, ValueRange{r, c});
-      vector::StoreOp::create(b, loc, partial, workspace->partials,
-                              ValueRange{partialOffset(b, tile, range, r, c)},
-                              /*nontemporal=*/false, partialAlignment);
+      vector::StoreOp::create(
+          b, loc, partial, workspace->partials,
+          ValueRange{partialOffset(b, work.tile, work.range, r, c)},
+          /*nontemporal=*/false, partialAlignment);
     }
     Value isLast = countArrival(
-        b, loc, workspace->arrivals, tile, pipe.arrivalSlot(b, loc), first,
+        b, loc, workspace->arrivals, work.tile, pipe.arrivalSlot(b, loc), first,
         arith::ConstantIntOp::create(b, loc, split - 1, 32));
     // Only the last block runs the epilogue; the others loop over nothing.
     epilogueVectors =
@@ -898,13 +1197,14 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
 
   // The epilogue: vectors of `width` along N, a thread every `threads` of
   // them.
+  OpBuilder::InsertionGuard guard(b);
   auto vectors = scf::ForOp::create(b, loc, ids.thread, epilogueVectors,
                                     indexConst(b, loc, tiles.threads()));
   b.setInsertionPointToStart(vectors.getBody());
   Value i = vectors.getInductionVar();
   auto [r, c] = vectorPosition(b, loc, i, rowVectors, width);
-  Value row = arith::AddIOp::create(b, loc, row0, r);
-  Value col = arith::AddIOp::create(b, loc, col0, c);
+  Value row = arith::AddIOp::create(b, loc, work.row0, r);
+  Value col = arith::AddIOp::create(b, loc, work.col0, c);
   // N is a multiple of the width: a vector is all in or all out.
   auto write =
       scf::IfOp::create(b, loc,
@@ -913,25 +1213,23 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
   b.setInsertionPoint(write.thenBlock()->getTerminator());
   auto vectorType = VectorType::get({width}, b.getF32Type());
   PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
-  // A pair's second product is the tile's second half.
+  // A pair's second product is the tile's second half; the ranges'
+  // partials are summed in range order.
   for (auto [i, tiledProduct] : llvm::enumerate(tiled.products)) {
     Value column =
         arith::AddIOp::create(b, loc, c, indexConst(b, loc, i * tileColumns));
     Value product;
-    if (!workspace) {
+    if (!workspace)
       product = vector::LoadOp::create(b, loc, vectorType, staged,
                                        ValueRange{r, column});
-    } else {
-      // The ranges' partials, summed in range order.
-      for (int64_t q = 0; q < split; ++q) {
-        Value partial = vector::LoadOp::create(
-            b, loc, vectorType, workspace->partials,
-            ValueRange{
-                partialOffset(b, tile, indexConst(b, loc, q), r, column)},
-            /*nontemporal=*/false, vectorAlignment(b.getF32Type(), width));
-        product =
-            product ? arith::AddFOp::create(b, loc, product, partial) : partial;
-      }
+    for (int64_t q = 0; workspace && q < split; ++q) {
+      Value partial = vector::LoadOp::create(
+          b, loc, vectorType, workspace->partials,
+          ValueRange{
+              partialOffset(b, work.tile, indexConst(b, loc, q), r, column)},
+          /*nontemporal=*/false, vectorAlignment(b.getF32Type(), width));
+      product =
+          product ? arith::AddFOp::create(b, loc, product, partial) : partial;
     }
     if (width == 1)
       product = vector::ExtractOp::create(b, loc, product, 0);

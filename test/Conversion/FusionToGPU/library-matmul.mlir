@@ -28,7 +28,7 @@
 // ANY-LABEL: func.func @scale_residual_bias_gelu
 // ANY: call @fusion_cuda_matmul_bf16
 // GENERATED-LABEL: func.func @scale_residual_bias_gelu
-// GENERATED-NOT: call
+// GENERATED-NOT: call @fusion_cuda_matmul
 // GENERATED: gpu.launch
 // LLVM: llvm.func @fusion_cuda_matmul_bf16(i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i32, f32)
 // LLVM-LABEL: llvm.func @scale_residual_bias_gelu
@@ -87,7 +87,7 @@ func.func @batched_relu_then_exp(%a: tensor<3x16x32xf32>, %b: tensor<32x8xf32>) 
 // CHECK-NOT: gpu.launch
 // CHECK: return
 // GENERATED-LABEL: func.func @transposed_operands
-// GENERATED-NOT: call
+// GENERATED-NOT: call @fusion_cuda_matmul
 // GENERATED: gpu.launch
 // LLVM-LABEL: llvm.func @transposed_operands
 // LLVM: llvm.call @fusion_cuda_matmul_bf16

@@ -3,23 +3,32 @@
 // The tensor-core matmul (sm_90) with its epilogue. On the host, a tensor
 // map of each operand, in boxes of 128 x 64 (A, a warpgroup's rows) and
 // 64 x 64 (B, 128 bytes wide), 128-byte swizzled, zeros past the edges;
-// a block of two warpgroups per 256 x 128 tile with 192 KiB of stages
-// (and 1 KiB to align them, 16 bytes for a split K's arrival count).
+// a persistent grid (the tiles, at most a block per multiprocessor, which
+// the runtime counts) of two warpgroups per 256 x 128 tile with 192 KiB of
+// stages, 16 bytes for a split K's arrival count, 32 KiB for the warps'
+// rows in the epilogue and 1 KiB to align the stages.
 // CHECK-LABEL: func.func @matmul_bias_gelu
 // CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 // CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+// CHECK: %[[SMS:.+]] = call @fusion_cuda_multiprocessors() : () -> i64
+// CHECK: %[[SMSI:.+]] = arith.index_cast %[[SMS]]
+// CHECK: arith.minui %{{.+}}, %[[SMSI]]
 // CHECK: gpu.launch
 // CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
-// CHECK-SAME: dynamic_shared_memory_size %c197648_i32
+// CHECK-SAME: dynamic_shared_memory_size %c230416_i32
 // Four stage barriers, initialized by thread 0, which also issues the
-// first four steps' loads: both warpgroups' rows of A, two boxes of B.
+// first four steps' loads of the block's first tile: both warpgroups'
+// rows of A, two boxes of B.
 // CHECK: %[[BARS:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: scf.if
 // CHECK-COUNT-4: nvgpu.mbarrier.init %[[BARS]]
+// CHECK: scf.if
 // CHECK: nvgpu.tma.prefetch.descriptor %[[MAPA]]
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%{{.+}}], %c49152
 // CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPA]]
 // CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPB]]
+// The block's tiles, a grid apart; its steps along K numbered across them.
+// CHECK: scf.for %[[ITEM:.+]] = %{{.+}} to %{{.+}} step %[[GRID:[^ ]+]] iter_args(%[[FIRST:.+]] = %c0
 // CHECK: gpu.barrier
 // Per step along K (5 steps of 64 for K = 296, the last partial): wait for the stage,
 // multiply it, and once the previous step's MMA is done everywhere, refill
@@ -35,18 +44,30 @@
 // CHECK: nvgpu.mbarrier.arrive.expect_tx
 // CHECK: nvgpu.tma.async.load
 // CHECK: scf.yield
-// The accumulators through shared memory to the epilogue, which reads
-// vectors of 8 along N and evaluates the bias, erf gelu on them, masked at
-// the tile's edges, and stores each output once.
+// Once every MMA is done, thread 0 loads the next tile's first stages
+// while the epilogue runs.
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: gpu.barrier
-// CHECK: nvgpu.warpgroup.mma.store
-// CHECK: gpu.barrier
+// CHECK: %[[NEXT:.+]] = arith.addi %[[ITEM]], %[[GRID]]
+// CHECK: arith.cmpi ult, %[[NEXT]]
+// CHECK: scf.if
+// CHECK: nvgpu.tma.async.load %[[MAPA]]
+// The epilogue: each warp rounds its pairs of the accumulators to bf16
+// into its 16 rows of shared memory, then reads vectors of 8 along N and
+// evaluates the bias, erf gelu on them, masked at the tile's edges, and
+// stores each output once.
+// CHECK: builtin.unrealized_conversion_cast %{{.+}} : !nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>> to !llvm.struct<(struct<(f32
+// CHECK: llvm.extractvalue
+// CHECK: arith.truncf %{{.+}} : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.store %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: nvvm.bar.warp.sync
 // CHECK: scf.for
 // CHECK: scf.if
-// CHECK: vector.load %{{.+}} : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: vector.load %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: math.erf
 // CHECK: vector.store {{.+}} vector<8xbf16>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: scf.yield
 func.func @matmul_bias_gelu(%a: tensor<300x296xbf16>, %b: tensor<296x200xbf16>, %bias: tensor<200xbf16>) -> tensor<300x200xbf16> {
   %0 = fusion.matmul %a, %b : (tensor<300x296xbf16>, tensor<296x200xbf16>) -> tensor<300x200xbf16>
   %1 = fusion.add %0, %bias : (tensor<300x200xbf16>, tensor<200xbf16>) -> tensor<300x200xbf16>
@@ -71,11 +92,11 @@ func.func @matmul_bias_gelu(%a: tensor<300x296xbf16>, %b: tensor<296x200xbf16>, 
 // CHECK: nvgpu.tma.async.load %[[PG]]
 // CHECK: nvgpu.tma.async.load %[[PU]]
 // CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB}
-// CHECK: nvgpu.warpgroup.mma.store
+// CHECK: bar.warp.sync
 // CHECK: %[[C0:.+]] = arith.addi %[[C:.+]], %c0{{(_[0-9]+)?}} : index
-// CHECK-NEXT: vector.load %{{.+}}[%{{.+}}, %[[C0]]] : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: vector.load %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: %[[C64:.+]] = arith.addi %[[C]], %c64{{(_[0-9]+)?}} : index
-// CHECK-NEXT: vector.load %{{.+}}[%{{.+}}, %[[C64]]] : memref<256x128xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: vector.load %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: math.exp
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK-NOT: vector.store
