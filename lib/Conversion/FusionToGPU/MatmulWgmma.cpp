@@ -389,10 +389,10 @@ private:
     });
   }
   /// Whether the grid is persistent (a block per multiprocessor, each
-  /// looping over tiles) and the epilogue works on the accumulators in
-  /// registers: unless K is split, or the threads evaluate prologues
-  /// (their tile fills and the epilogue's evaluation together spilled,
-  /// ptxas, 2026-12-01).
+  /// looping over tiles) with the warps' epilogue (emitWarpEpilogue):
+  /// unless K is split (the ranges' partials go through the stages), or
+  /// the threads evaluate prologues (the loop around their tile fills
+  /// spilled: 255 registers and 192 bytes of stack, ptxas, 2026-12-01).
   bool isPersistent() const { return split == 1 && !hasEvaluatedPrologues(); }
   /// Whether the threads rewrite an operand's tiles after TMA loads them.
   bool hasInPlacePrologues() const { return !sources.inPlace.empty(); }
