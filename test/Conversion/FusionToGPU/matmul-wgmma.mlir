@@ -186,10 +186,13 @@ func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> te
 // the wait for the stage, each unit of 8 read from the tile, multiplied,
 // rounded, zeros past the edges (select), stored back, and fenced for the
 // async proxy. The first step's before the loop; the others while the MMA
-// of the step before runs, before the block barrier.
+// of the step before runs, before the block barrier. K is not split: the
+// grid is persistent and the warps' epilogue reads their 16 rows of 256
+// columns back.
 // CHECK-LABEL: func.func @prologue_in_place
 // CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<64x64xbf16
 // CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<64x64xbf16
+// CHECK: call @fusion_cuda_multiprocessors
 // CHECK: gpu.launch
 // CHECK-SAME: function(@prologue_in_place_k0_few_rows)
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c40960
@@ -215,6 +218,8 @@ func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> te
 // CHECK: gpu.barrier
 // CHECK: nvgpu.tma.async.load %[[MAPA]]
 // CHECK: scf.yield
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.load %{{.+}} : memref<16x256xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 func.func @prologue_in_place(%x: tensor<48x128xbf16>, %s: tensor<128xbf16>, %w: tensor<128x192xbf16>) -> tensor<48x192xbf16> {
   %xs = fusion.mul %x, %s : (tensor<48x128xbf16>, tensor<128xbf16>) -> tensor<48x128xbf16>
   %0 = fusion.matmul %xs, %w : (tensor<48x128xbf16>, tensor<128x192xbf16>) -> tensor<48x192xbf16>
@@ -244,9 +249,12 @@ func.func @prologue_materialized(%x: tensor<300x128xf32>, %w: tensor<128x192xbf1
 // Both operands converted from f32 (autocast) at 16 rows (the few-row
 // kernel), no input of their type: the threads evaluate both tiles from
 // the f32 tensors as they refill a stage (A's 64 rows, B's four 64-column
-// boxes); no tensor map, no barrier wait.
+// boxes); no tensor map, no barrier wait. Such kernels take a block per
+// tile, not a persistent grid, and stage the accumulators where the stages
+// were.
 // CHECK-LABEL: func.func @prologue_autocast
 // CHECK-NOT: nvgpu.tma.create.descriptor
+// CHECK-NOT: call @fusion_cuda_multiprocessors
 // CHECK: gpu.launch
 // CHECK-SAME: function(@prologue_autocast_k0_few_rows)
 // CHECK-NOT: nvgpu.tma.async.load
@@ -256,6 +264,7 @@ func.func @prologue_materialized(%x: tensor<300x128xf32>, %w: tensor<128x192xbf1
 // CHECK: nvgpu.warpgroup.mma
 // CHECK-NOT: nvgpu.mbarrier.try_wait.parity
 // CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvgpu.warpgroup.mma.store
 // CHECK: return
 func.func @prologue_autocast(%x: tensor<16x256xf32>, %w: tensor<256x256xf32>) -> tensor<16x256xbf16> {
   %xb = fusion.convert %x : tensor<16x256xf32> to tensor<16x256xbf16>
