@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -95,20 +96,18 @@ LogicalResult codegen::emitLaunch(
   return success();
 }
 
-Value codegen::multiprocessorCount(OpBuilder &b, Location loc) {
-  constexpr StringLiteral kEntry = "fusion_cuda_multiprocessors";
+FailureOr<Value> codegen::multiprocessorCount(OpBuilder &b, Location loc) {
   auto module =
       b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  auto entry = module.lookupSymbol<func::FuncOp>(kEntry);
-  if (!entry) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    entry = func::FuncOp::create(
-        b, loc, kEntry, b.getFunctionType(TypeRange{}, b.getI64Type()));
-    entry.setPrivate();
-  }
-  Value count = func::CallOp::create(b, loc, entry, ValueRange{}).getResult(0);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
+  // Declared on first use; fails (with an error) where the module declares
+  // the name with another type.
+  FailureOr<func::FuncOp> entry = func::lookupOrCreateFnDecl(
+      b, module, "fusion_cuda_multiprocessors", TypeRange{});
+  if (failed(entry))
+    return failure();
+  Value count = func::CallOp::create(b, loc, *entry, ValueRange{}).getResult(0);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), count)
+      .getResult();
 }
 
 Value codegen::startToken(OpBuilder &b, Location loc) {

@@ -57,7 +57,7 @@ emitLaunch(OpBuilder &b, Location loc, KernelOp kernel, Value blocks,
 
 /// On the host: the multiprocessors of the device the launches run on (a
 /// persistent grid's size), asked of the runtime at each call.
-Value multiprocessorCount(OpBuilder &b, Location loc);
+FailureOr<Value> multiprocessorCount(OpBuilder &b, Location loc);
 
 /// Emits `body` in the then-block of an `scf.if` on `condition` (no
 /// results, no else).

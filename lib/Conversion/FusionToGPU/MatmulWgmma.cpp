@@ -486,9 +486,12 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
   // Unsplit, the grid is persistent: a block per multiprocessor (one fits
   // each), looping over the tiles, so that a tile's epilogue runs while
   // the next one's first stages load.
-  if (isPersistent())
-    blocks =
-        arith::MinUIOp::create(b, loc, blocks, multiprocessorCount(b, loc));
+  if (isPersistent()) {
+    FailureOr<Value> multiprocessors = multiprocessorCount(b, loc);
+    if (failed(multiprocessors))
+      return failure();
+    blocks = arith::MinUIOp::create(b, loc, blocks, *multiprocessors);
+  }
   int64_t sharedBytes = bytes.stages() + kArrivalBytes + kSwizzleAlignment;
   if (isPersistent())
     sharedBytes += bytes.warpStagingBytes();

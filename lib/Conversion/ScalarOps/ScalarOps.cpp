@@ -100,12 +100,16 @@ MathPrecision fusion::getMathPrecision(Value result) {
                                         : MathPrecision::exact;
 }
 
+/// The fast-math flags of the exponentials and logistic divisions that
+/// `precision` allows.
+static arith::FastMathFlags getFastMathFlags(MathPrecision precision) {
+  return precision == MathPrecision::roundedToHalf ? arith::FastMathFlags::afn
+                                                   : arith::FastMathFlags::none;
+}
+
 Value fusion::buildExp(OpBuilder &b, Location loc, Value x,
                        MathPrecision precision) {
-  return math::ExpOp::create(b, loc, x,
-                             precision == MathPrecision::roundedToHalf
-                                 ? arith::FastMathFlags::afn
-                                 : arith::FastMathFlags::none);
+  return math::ExpOp::create(b, loc, x, getFastMathFlags(precision));
 }
 
 namespace {
@@ -115,18 +119,13 @@ struct MathForms {
   Location loc;
   MathPrecision precision;
 
-  arith::FastMathFlags flags() const {
-    return precision == MathPrecision::roundedToHalf
-               ? arith::FastMathFlags::afn
-               : arith::FastMathFlags::none;
-  }
   Value exp(Value x) const { return buildExp(b, loc, x, precision); }
   /// x / d for a logistic denominator d = 1 + exp(-y), at least 1 (maybe
   /// +inf), where an approximate division holds over the whole range.
   /// Divisions by arbitrary values (subnormal, or past 2^126) are not
   /// marked.
   Value divByLogistic(Value x, Value d) const {
-    return arith::DivFOp::create(b, loc, x, d, flags());
+    return arith::DivFOp::create(b, loc, x, d, getFastMathFlags(precision));
   }
 };
 } // namespace
