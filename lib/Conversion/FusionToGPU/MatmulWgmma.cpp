@@ -13,11 +13,14 @@
 // edges of M and N, and stores each output once.
 //
 // Unsplit, the grid is persistent (a block per multiprocessor, looping over
-// tiles): once a tile's MMAs are done, thread 0 loads the next tile's first
-// stages while the epilogue runs, each warp passing its rows of the
-// accumulators through its own shared memory past the stages. A split's
-// blocks (and kernels whose threads evaluate prologues) take a tile each
-// and stage the accumulators where the stages were.
+// tiles) and warp-specialized: a warpgroup of its own loads each stage once
+// the MMAs have released it (an "empty" mbarrier per stage), so the next
+// tile's first stages load while the epilogue runs, each warp passing its
+// rows of the accumulators through its own shared memory past the stages.
+// (With prologues rewritten in place, thread 0 loads and a block barrier
+// orders each step.) A split's blocks (and kernels whose threads evaluate
+// prologues) take a tile each and stage the accumulators where the stages
+// were.
 //
 // Many rows run 256 x 128 tiles of two warpgroups. At most 256 rows
 // (decode, small batches) the weights' bytes weigh more than the FLOPs:
@@ -88,6 +91,13 @@ constexpr int64_t kArrivalBytes = 16;
 constexpr int64_t kRasterRows = 8;
 /// Rows of a fragment of the accumulators a warp holds (of each 64).
 constexpr int64_t kWarpRows = 16;
+/// The loading warpgroup of a warp-specialized kernel, and the registers
+/// a thread keeps on each side (setmaxnreg): the loads need few, the
+/// accumulators many. With two multiplying warpgroups the three fit the
+/// register file: 128 * 56 + 256 * 224 <= 65536 (40 for the loads spilled).
+constexpr int64_t kProducerThreads = 128;
+constexpr int32_t kProducerRegisters = 56;
+constexpr int32_t kConsumerRegisters = 224;
 /// Elements of a partial tile's vectors in the workspace.
 constexpr int64_t kPartialWidth = 4;
 /// A swizzled row is 128 bytes: 8 units of 16 bytes (8 elements), unit u of
@@ -206,6 +216,22 @@ struct Pipeline {
                                   arith::AddIOp::create(b, loc, base, offset),
                                   ValueRange{});
   }
+  /// A block's steps along K are numbered across its work items: step g
+  /// uses stage g % stages, whose barriers complete for the
+  /// (g / stages)-th time, a phase of parity (g / stages) % 2.
+  Value stageOf(OpBuilder &b, Location loc, Value g) const {
+    return arith::RemUIOp::create(b, loc, g,
+                                  indexConst(b, loc, tiles().stages));
+  }
+  Value parityOf(OpBuilder &b, Location loc, Value g) const {
+    return arith::IndexCastOp::create(
+        b, loc, b.getI1Type(),
+        arith::RemUIOp::create(
+            b, loc,
+            arith::DivUIOp::create(b, loc, g,
+                                   indexConst(b, loc, tiles().stages)),
+            indexConst(b, loc, 2)));
+  }
   Value stageOffset(OpBuilder &b, Location loc, Value stage) const {
     return arith::MulIOp::create(b, loc, stage,
                                  indexConst(b, loc, bytes.stage()));
@@ -258,6 +284,58 @@ struct Pipeline {
             /*multicastMask=*/Value(), /*predicate=*/Value());
   }
 };
+
+/// Waits until barrier `id` of `group` completes its phase of parity
+/// `parity` (an i1): a loop of NVVM's try_wait without a suspend-time hint
+/// (nvgpu's try_wait.parity takes one), the barrier reached through the
+/// memref nvgpu's lowering makes of the group (reconcile-unrealized-casts
+/// folds the cast with the lowering's).
+void waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
+                  Value parity) {
+  auto groupType = cast<nvgpu::MBarrierGroupType>(group.getType());
+  auto memrefType =
+      MemRefType::get({groupType.getNumBarriers()}, b.getI64Type(),
+                      MemRefLayoutAttrInterface{}, groupType.getMemorySpace());
+  Value barriers = UnrealizedConversionCastOp::create(b, loc, memrefType, group)
+                       .getResult(0);
+  Value address = arith::AddIOp::create(
+      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, barriers),
+      arith::MulIOp::create(b, loc, id, indexConst(b, loc, 8)));
+  Value pointer = LLVM::IntToPtrOp::create(
+      b, loc,
+      LLVM::LLVMPointerType::get(
+          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)
+          .getResult());
+  Value phase = arith::ExtUIOp::create(b, loc, b.getI32Type(), parity);
+  auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&loop.getBefore());
+  Value done = NVVM::MBarrierTryWaitOp::create(b, loc, b.getI1Type(), pointer,
+                                               phase, /*ticks=*/Value());
+  scf::ConditionOp::create(
+      b, loc,
+      arith::XOrIOp::create(b, loc, done,
+                            arith::ConstantIntOp::create(b, loc, 1, 1)),
+      ValueRange{});
+  b.createBlock(&loop.getAfter());
+  scf::YieldOp::create(b, loc);
+}
+
+/// The warpgroup of `thread`, as its warp's first lane has it: ptxas then
+/// knows the value is the same across the warp and keeps what is computed
+/// from it (the MMAs' descriptors of A) in uniform registers, instead of
+/// moving each descriptor into them before its MMA (H200, 2026-12-01: twice
+/// the instructions issued of cuBLAS's kernel, ncu).
+Value uniformWarpgroup(OpBuilder &b, Location loc, Value thread) {
+  Value group = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128)));
+  Value broadcast = gpu::ShuffleOp::create(b, loc, group, /*offset=*/0,
+                                           /*width=*/32, gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), broadcast);
+}
 
 Value isThreadZero(OpBuilder &b, Location loc, Value thread) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
@@ -361,8 +439,33 @@ private:
   /// The buffer TMA loads `operand` from; null for a prologue the threads
   /// evaluate.
   Value bufferOf(Value operand) const { return sources.loaded.lookup(operand); }
+  /// The dynamic shared memory's stages and their barriers (the stages'
+  /// "full" barriers, completed by TMA's bytes).
+  Pipeline createPipeline(OpBuilder &b) const;
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids,
                          const SplitWorkspace *workspace);
+  /// The body of a warp-specialized kernel (isWarpSpecialized): the last
+  /// warpgroup's first thread loads every stage of the block's tiles once
+  /// the multiplying warps have released it; they multiply and run each
+  /// tile's epilogue (emitWarpEpilogue).
+  LogicalResult emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids);
+  /// The loop over a work item's steps along K, carrying a warpgroup's
+  /// accumulators (zeros at first), and their type.
+  std::pair<nvgpu::WarpgroupAccumulatorType, scf::ForOp>
+  createKLoop(OpBuilder &b, const WorkItem &work) const {
+    auto type = nvgpu::WarpgroupAccumulatorType::get(
+        b.getContext(),
+        VectorType::get({bytes.groupRows(), tiles.n}, b.getF32Type()));
+    Value zeros = nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, type);
+    return {type, scf::ForOp::create(b, loc, indexConst(b, loc, 0), work.steps,
+                                     indexConst(b, loc, 1), ValueRange{zeros})};
+  }
+  /// Warpgroup `warpgroup`'s MMA of the tiles in `stage` into
+  /// `accumulator`, once all but this MMA are done.
+  Value emitStepMma(OpBuilder &b, const Pipeline &pipe, Value stage,
+                    Value warpgroup,
+                    nvgpu::WarpgroupAccumulatorType accumulatorType,
+                    Value accumulator) const;
   /// The epilogue of a persistent grid's tile, on its accumulators: each
   /// warp rounds its rows to the product's type into its own part of the
   /// shared memory past the stages (which the next tile's loads fill
@@ -394,6 +497,17 @@ private:
   /// the threads evaluate prologues (the loop around their tile fills
   /// spilled: 255 registers and 192 bytes of stack, ptxas, 2026-12-01).
   bool isPersistent() const { return split == 1 && !hasEvaluatedPrologues(); }
+  /// Whether a persistent kernel's loads are a warpgroup's of their own:
+  /// unless its threads rewrite stages in place (the rewrite and the MMA
+  /// then share the block barrier of every step).
+  bool isWarpSpecialized() const {
+    return isPersistent() && !hasInPlacePrologues();
+  }
+  /// Threads of the launch: the warpgroups that multiply, and the loading
+  /// one of a warp-specialized kernel.
+  int64_t launchThreads() const {
+    return tiles.threads() + (isWarpSpecialized() ? kProducerThreads : 0);
+  }
   /// Whether the threads rewrite an operand's tiles after TMA loads them.
   bool hasInPlacePrologues() const { return !sources.inPlace.empty(); }
   /// A value of the tensor-map type that a warpgroup descriptor of an
@@ -496,8 +610,10 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
   if (isPersistent())
     sharedBytes += bytes.warpStagingBytes();
   return emitLaunch(
-      b, loc, kernel, blocks, tiles.threads(),
+      b, loc, kernel, blocks, launchThreads(),
       [&](OpBuilder &b, const LaunchIds &ids) {
+        if (isWarpSpecialized())
+          return emitWarpSpecializedBody(b, ids);
         return emitBody(b, ids, workspace);
       },
       /*shared=*/{}, /*clusterBlocks=*/0, sharedBytes, nameSuffix);
@@ -559,6 +675,7 @@ TileLaunch::writePrologues(OpBuilder &b, const Pipeline &pipe, Value thread,
   Value tile = pipe.view(b, loc, pipe.stageOffset(b, loc, stage),
                          {bytes.stage() / 2}, element);
   auto unitType = VectorType::get({kUnitElements}, element);
+  llvm::MaybeAlign unitAlignment = vectorAlignment(element, kUnitElements);
   Value zeros = arith::ConstantOp::create(
       b, loc, unitType, cast<TypedAttr>(b.getZeroAttr(unitType)));
   Value units8 = indexConst(b, loc, kSwizzleUnits);
@@ -643,8 +760,9 @@ TileLaunch::writePrologues(OpBuilder &b, const Pipeline &pipe, Value thread,
       if (inPlace)
         evaluator.known[source] =
             extendToF32(b, loc,
-                        vector::LoadOp::create(b, loc, unitType, tile,
-                                               ValueRange{unit.offset}));
+                        vector::LoadOp::create(
+                            b, loc, unitType, tile, ValueRange{unit.offset},
+                            /*nontemporal=*/false, unitAlignment));
       Value valid = arith::AndIOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, unit.row,
@@ -662,7 +780,8 @@ TileLaunch::writePrologues(OpBuilder &b, const Pipeline &pipe, Value thread,
            unit.offset});
     }
     for (auto [unit, offset] : stores)
-      vector::StoreOp::create(b, loc, unit, tile, ValueRange{offset});
+      vector::StoreOp::create(b, loc, unit, tile, ValueRange{offset},
+                              /*nontemporal=*/false, unitAlignment);
   }
   // The tensor cores read shared memory through the async proxy.
   NVVM::FenceProxyOp::create(
@@ -721,15 +840,8 @@ TileLaunch::WorkItem TileLaunch::workItem(OpBuilder &b, Value item,
   return work;
 }
 
-LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
-                                   const SplitWorkspace *workspace) {
+Pipeline TileLaunch::createPipeline(OpBuilder &b) const {
   MLIRContext *context = b.getContext();
-  auto [m, rowTileCount] = rowTiles(b);
-  Value zero = indexConst(b, loc, 0);
-  Value one = indexConst(b, loc, 1);
-  Value items = arith::MulIOp::create(b, loc, rowTileCount,
-                                      indexConst(b, loc, nTiles * split));
-
   Pipeline pipe{bytes};
   pipe.element = element;
   pipe.mapA = mapA;
@@ -754,26 +866,24 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
                                     tiles.stages));
+  return pipe;
+}
+
+LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
+                                   const SplitWorkspace *workspace) {
+  auto [m, rowTileCount] = rowTiles(b);
+  Value zero = indexConst(b, loc, 0);
+  Value one = indexConst(b, loc, 1);
+  Value items = arith::MulIOp::create(b, loc, rowTileCount,
+                                      indexConst(b, loc, nTiles * split));
+  Pipeline pipe = createPipeline(b);
   // Without a tensor map (both operands prologues) no stage has a barrier
   // to wait on.
   bool tma = pipe.tmaBytes() > 0;
   Value first = isThreadZero(b, loc, ids.thread);
-  Value warpgroup =
-      arith::DivUIOp::create(b, loc, ids.thread, indexConst(b, loc, 128));
-  Value stages = indexConst(b, loc, tiles.stages);
-  // The block's steps along K are numbered across its work items: step g
-  // uses stage g % stages, whose barrier completes for the
-  // (g / stages)-th time.
-  auto stageOf = [&](Value g) {
-    return arith::RemUIOp::create(b, loc, g, stages);
-  };
-  auto parityOf = [&](Value g) {
-    return arith::IndexCastOp::create(
-        b, loc, b.getI1Type(),
-        arith::RemUIOp::create(b, loc,
-                               arith::DivUIOp::create(b, loc, g, stages),
-                               indexConst(b, loc, 2)));
-  };
+  Value warpgroup = uniformWarpgroup(b, loc, ids.thread);
+  auto stageOf = [&](Value g) { return pipe.stageOf(b, loc, g); };
+  auto parityOf = [&](Value g) { return pipe.parityOf(b, loc, g); };
   // `fill` for step `s` of a work item's first stages: every step is in
   // the one range of an unsplit kernel; a split's range may have fewer.
   auto forFirstStep = [&](const WorkItem &work, int64_t s,
@@ -872,9 +982,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
                           arith::AddIOp::create(b, loc, work.firstStep, step),
                           work.row0, work.boxCols, m,
                           /*inPlace=*/true, [&] {
-                            nvgpu::MBarrierTryWaitParityOp::create(
-                                b, loc, pipe.barriers, parity,
-                                indexConst(b, loc, 10000000), stage);
+                            waitForPhase(b, loc, pipe.barriers, stage, parity);
                           });
   };
   if (hasInPlacePrologues() && kSteps > 0) {
@@ -888,12 +996,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
     gpu::BarrierOp::create(b, loc);
   }
 
-  auto accumulatorType = nvgpu::WarpgroupAccumulatorType::get(
-      context, VectorType::get({bytes.groupRows(), tiles.n}, b.getF32Type()));
-  Value accumulator =
-      nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accumulatorType);
-  auto kLoop = scf::ForOp::create(b, loc, zero, work.steps, one,
-                                  ValueRange{accumulator});
+  auto [accumulatorType, kLoop] = createKLoop(b, work);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -901,26 +1004,9 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
     Value g = arith::AddIOp::create(b, loc, itemStart, step);
     Value stage = stageOf(g);
     if (tma)
-      nvgpu::MBarrierTryWaitParityOp::create(b, loc, pipe.barriers, parityOf(g),
-                                             indexConst(b, loc, 10000000),
-                                             stage);
-    Value tileA = pipe.tileA(b, loc, stage, warpgroup);
-    Value tileB = pipe.tileB(b, loc, stage, tiles.n);
-    Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
-        b, loc,
-        nvgpu::WarpgroupMatrixDescriptorType::get(
-            context, sharedTile({bytes.groupRows(), tiles.k}, element)),
-        tileA, typeCarrier(b, mapA, {bytes.groupRows(), tiles.k}));
-    Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
-        b, loc,
-        nvgpu::WarpgroupMatrixDescriptorType::get(
-            context, sharedTile({tiles.k, tiles.n}, element)),
-        tileB, typeCarrier(b, mapsB.front(), {tiles.k, kBoxColumns}));
-    // Waits for all but this step's MMA (waitGroup = 1).
-    Value next = nvgpu::WarpgroupMmaOp::create(
-        b, loc, accumulatorType, descA, descB,
-        /*waitGroup=*/b.getI64IntegerAttr(1), /*transposeA=*/nullptr,
-        /*transposeB=*/b.getUnitAttr(), kLoop.getRegionIterArgs()[0]);
+      waitForPhase(b, loc, pipe.barriers, stage, parityOf(g));
+    Value next = emitStepMma(b, pipe, stage, warpgroup, accumulatorType,
+                             kLoop.getRegionIterArgs()[0]);
     if (hasInPlacePrologues()) {
       LogicalResult transformed = success();
       Value nextStep = arith::AddIOp::create(b, loc, step, one);
@@ -985,6 +1071,180 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
   if (itemLoop)
     scf::YieldOp::create(b, loc, nextStart);
   return success();
+}
+
+Value TileLaunch::emitStepMma(OpBuilder &b, const Pipeline &pipe, Value stage,
+                              Value warpgroup,
+                              nvgpu::WarpgroupAccumulatorType accumulatorType,
+                              Value accumulator) const {
+  MLIRContext *context = b.getContext();
+  Value tileA = pipe.tileA(b, loc, stage, warpgroup);
+  Value tileB = pipe.tileB(b, loc, stage, tiles.n);
+  Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
+      b, loc,
+      nvgpu::WarpgroupMatrixDescriptorType::get(
+          context, sharedTile({bytes.groupRows(), tiles.k}, element)),
+      tileA, typeCarrier(b, mapA, {bytes.groupRows(), tiles.k}));
+  Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
+      b, loc,
+      nvgpu::WarpgroupMatrixDescriptorType::get(
+          context, sharedTile({tiles.k, tiles.n}, element)),
+      tileB, typeCarrier(b, mapsB.front(), {tiles.k, kBoxColumns}));
+  // Waits for all but this step's MMA (waitGroup = 1).
+  return nvgpu::WarpgroupMmaOp::create(
+      b, loc, accumulatorType, descA, descB,
+      /*waitGroup=*/b.getI64IntegerAttr(1), /*transposeA=*/nullptr,
+      /*transposeB=*/b.getUnitAttr(), accumulator);
+}
+
+LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
+                                                  const LaunchIds &ids) {
+  MLIRContext *context = b.getContext();
+  auto [m, rowTileCount] = rowTiles(b);
+  Value zero = indexConst(b, loc, 0);
+  Value one = indexConst(b, loc, 1);
+  Value items =
+      arith::MulIOp::create(b, loc, rowTileCount, indexConst(b, loc, nTiles));
+  Pipeline pipe = createPipeline(b);
+  assert(pipe.tmaBytes() > 0 && "warp-specialized kernels load every operand");
+  // A stage's "empty" barrier completes once every multiplying warp's MMA
+  // of it is done: then its next load may overwrite it.
+  Value empties = nvgpu::MBarrierCreateOp::create(
+      b, loc,
+      nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
+                                    tiles.stages));
+  int64_t consumerWarps = tiles.threads() / 32;
+  emitIf(b, loc, isThreadZero(b, loc, ids.thread), [&] {
+    for (int64_t s = 0; s < tiles.stages; ++s) {
+      Value stage = indexConst(b, loc, s);
+      nvgpu::MBarrierInitOp::create(b, loc, pipe.barriers, one, stage,
+                                    /*predicate=*/Value());
+      nvgpu::MBarrierInitOp::create(b, loc, empties,
+                                    indexConst(b, loc, consumerWarps), stage,
+                                    /*predicate=*/Value());
+    }
+  });
+  // The barriers' initialization is seen by every thread; from here on
+  // the roles synchronize through the barriers alone.
+  gpu::BarrierOp::create(b, loc);
+  auto setMaxRegisters = [&](int32_t count, NVVM::SetMaxRegisterAction action) {
+    NVVM::SetMaxRegisterOp::create(b, loc, count, action);
+  };
+  // The block's work items, every grid-th tile from the block's; `body`
+  // builds one on its tile and the block's step before its first, and
+  // the block's steps are numbered across the items (Pipeline::stageOf).
+  auto forEachItem =
+      [&](function_ref<LogicalResult(const WorkItem &, Value)> body)
+      -> LogicalResult {
+    auto itemLoop = scf::ForOp::create(b, loc, ids.block, items, ids.grid,
+                                       ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(itemLoop.getBody());
+    WorkItem work = workItem(b, itemLoop.getInductionVar(), rowTileCount);
+    Value itemStart = itemLoop.getRegionIterArgs()[0];
+    if (failed(body(work, itemStart)))
+      return failure();
+    scf::YieldOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, itemStart, work.steps).getResult());
+    return success();
+  };
+
+  Value warpgroup = uniformWarpgroup(b, loc, ids.thread);
+  auto role = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
+                            indexConst(b, loc, tiles.warpgroups)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  // The loads: the last warpgroup's first thread fills each stage once
+  // its empty barrier has completed for the stage's previous round (a
+  // fresh barrier counts as completed for the round before the first).
+  b.setInsertionPoint(role.thenBlock()->getTerminator());
+  setMaxRegisters(kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+  LogicalResult loaded = success();
+  emitIf(b, loc,
+         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ids.thread,
+                               indexConst(b, loc, tiles.threads())),
+         [&] {
+           // A block without work (M = 0: the grid's one block) touches no
+           // tensor map: empty operands have none (nor with K = 0).
+           if (kSteps > 0)
+             emitIf(b, loc,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          ids.block, items),
+                    [&] {
+                      if (mapA)
+                        nvgpu::TmaPrefetchOp::create(b, loc, mapA,
+                                                     /*predicate=*/Value());
+                      for (auto [buffer, map] : mapOfBuffer)
+                        nvgpu::TmaPrefetchOp::create(b, loc, map,
+                                                     /*predicate=*/Value());
+                    });
+           loaded = forEachItem([&](const WorkItem &work, Value itemStart) {
+             auto steps = scf::ForOp::create(b, loc, zero, work.steps, one);
+             OpBuilder::InsertionGuard inner(b);
+             b.setInsertionPointToStart(steps.getBody());
+             Value step = steps.getInductionVar();
+             Value g = arith::AddIOp::create(b, loc, itemStart, step);
+             Value stage = pipe.stageOf(b, loc, g);
+             Value previousRound = arith::XOrIOp::create(
+                 b, loc, pipe.parityOf(b, loc, g),
+                 arith::ConstantIntOp::create(b, loc, 1, 1));
+             waitForPhase(b, loc, empties, stage, previousRound);
+             pipe.load(b, loc, stage,
+                       arith::AddIOp::create(b, loc, work.firstStep, step),
+                       work.row0, work.boxCols);
+             return success();
+           });
+         });
+  if (failed(loaded))
+    return failure();
+
+  // The products: each step waits for its stage's bytes, issues its MMA
+  // and, once the step before's MMA is done, releases that one's stage
+  // (a warp's first lane arriving for the warp).
+  b.setInsertionPoint(role.elseBlock()->getTerminator());
+  setMaxRegisters(kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
+  Value lane =
+      arith::RemUIOp::create(b, loc, ids.thread, indexConst(b, loc, 32));
+  Value firstLane = isThreadZero(b, loc, lane);
+  auto release = [&](Value g) {
+    emitIf(b, loc, firstLane, [&] {
+      nvgpu::MBarrierArriveOp::create(b, loc,
+                                      nvgpu::MBarrierTokenType::get(context),
+                                      empties, pipe.stageOf(b, loc, g));
+    });
+  };
+  return forEachItem([&](const WorkItem &work,
+                         Value itemStart) -> LogicalResult {
+    auto [accumulatorType, kLoop] = createKLoop(b, work);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value step = kLoop.getInductionVar();
+      Value g = arith::AddIOp::create(b, loc, itemStart, step);
+      Value stage = pipe.stageOf(b, loc, g);
+      waitForPhase(b, loc, pipe.barriers, stage, pipe.parityOf(b, loc, g));
+      Value next = emitStepMma(b, pipe, stage, warpgroup, accumulatorType,
+                               kLoop.getRegionIterArgs()[0]);
+      emitIf(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step, one),
+          [&] { release(arith::SubIOp::create(b, loc, g, one)); });
+      scf::YieldOp::create(b, loc, next);
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    emitIf(b, loc,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, zero,
+                                 work.steps),
+           [&] {
+             release(arith::SubIOp::create(
+                 b, loc, arith::AddIOp::create(b, loc, itemStart, work.steps),
+                 one));
+           });
+    return emitWarpEpilogue(b, pipe, ids.thread, kLoop.getResult(0), work, m);
+  });
 }
 
 LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
@@ -1053,6 +1313,9 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
         within);
   };
   auto pairType = VectorType::get({2}, f32);
+  // The views' alignment is not known to LLVM: the accesses state theirs
+  // (a pair's column is even, a vector's a multiple of its width), else a
+  // vector of 8 bf16 is loaded as 8 loads of 2 bytes (ptxas, 2026-12-01).
   auto syncWarp = [&] {
     NVVM::SyncWarpOp::create(b, loc,
                              arith::ConstantIntOp::create(b, loc, -1, 32));
@@ -1074,8 +1337,9 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
             element);
         Value column = arith::AddIOp::create(b, loc, quadColumn,
                                              indexConst(b, loc, 8 * j));
-        vector::StoreOp::create(b, loc, pair, rows,
-                                ValueRange{r, swizzled(r, column)});
+        vector::StoreOp::create(
+            b, loc, pair, rows, ValueRange{r, swizzled(r, column)},
+            /*nontemporal=*/false, vectorAlignment(element, 2));
       }
     }
     syncWarp();
@@ -1115,9 +1379,10 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
         for (auto [i, product] : llvm::enumerate(tiled.products)) {
           Value column = arith::AddIOp::create(
               b, loc, c, indexConst(b, loc, i * tileColumns));
-          Value value =
-              vector::LoadOp::create(b, loc, VectorType::get({width}, element),
-                                     rows, ValueRange{r, swizzled(r, column)});
+          Value value = vector::LoadOp::create(
+              b, loc, VectorType::get({width}, element), rows,
+              ValueRange{r, swizzled(r, column)},
+              /*nontemporal=*/false, vectorAlignment(element, width));
           if (width == 1)
             value = vector::ExtractOp::create(b, loc, value, 0);
           evaluator.known[product.value] = extendToF32(b, loc, value);
@@ -1184,7 +1449,8 @@ LogicalResult TileLaunch::emitStagedEpilogue(OpBuilder &b, const LaunchIds &ids,
       auto [r, c] = vectorPosition(b, loc, copy.getInductionVar(),
                                    partialVectors, kPartialWidth);
       Value partial =
-          vector::LoadOp::create(b, loc, partialType, staged, ValueRange{r, c});
+          vector::LoadOp::create(b, loc, partialType, staged, ValueRange{r, c},
+                                 /*nontemporal=*/false, partialAlignment);
       vector::StoreOp::create(
           b, loc, partial, workspace->partials,
           ValueRange{partialOffset(b, work.tile, work.range, r, c)},
@@ -1223,8 +1489,9 @@ LogicalResult TileLaunch::emitStagedEpilogue(OpBuilder &b, const LaunchIds &ids,
         arith::AddIOp::create(b, loc, c, indexConst(b, loc, i * tileColumns));
     Value product;
     if (!workspace)
-      product = vector::LoadOp::create(b, loc, vectorType, staged,
-                                       ValueRange{r, column});
+      product = vector::LoadOp::create(
+          b, loc, vectorType, staged, ValueRange{r, column},
+          /*nontemporal=*/false, vectorAlignment(b.getF32Type(), width));
     for (int64_t q = 0; workspace && q < split; ++q) {
       Value partial = vector::LoadOp::create(
           b, loc, vectorType, workspace->partials,

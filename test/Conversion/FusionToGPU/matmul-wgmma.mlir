@@ -4,9 +4,10 @@
 // map of each operand, in boxes of 128 x 64 (A, a warpgroup's rows) and
 // 64 x 64 (B, 128 bytes wide), 128-byte swizzled, zeros past the edges;
 // a persistent grid (the tiles, at most a block per multiprocessor, which
-// the runtime counts) of two warpgroups per 256 x 128 tile with 192 KiB of
-// stages, 16 bytes for a split K's arrival count, 32 KiB for the warps'
-// rows in the epilogue and 1 KiB to align the stages.
+// the runtime counts) of three warpgroups per 256 x 128 tile, two that
+// multiply and one that loads, with 192 KiB of stages, 16 bytes for a
+// split K's arrival count, 32 KiB for the warps' rows in the epilogue and
+// 1 KiB to align the stages.
 // CHECK-LABEL: func.func @matmul_bias_gelu
 // CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 // CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
@@ -14,56 +15,70 @@
 // CHECK: %[[SMSI:.+]] = arith.index_cast %[[SMS]]
 // CHECK: arith.minui %{{.+}}, %[[SMSI]]
 // CHECK: gpu.launch
-// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c384
 // CHECK-SAME: dynamic_shared_memory_size %c230416_i32
-// Four stage barriers, initialized by thread 0, which also issues the
-// first four steps' loads of the block's first tile: both warpgroups'
-// rows of A, two boxes of B.
-// CHECK: %[[BARS:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// Two barriers per stage, initialized by thread 0: "full", completed by
+// the bytes of its loads (one arrival, the loading thread's), and
+// "empty", by its MMAs (one arrival from each of the 8 multiplying warps).
+// CHECK: %[[FULL:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: %[[EMPTY:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: scf.if
-// CHECK-COUNT-4: nvgpu.mbarrier.init %[[BARS]]
-// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%{{.+}}], %c1
+// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%{{.+}}], %c8
+// CHECK: gpu.barrier
+// The warpgroup as the warp's first lane has it (uniform across the warp).
+// CHECK: %[[GROUP:.+]], %{{.+}} = gpu.shuffle idx %{{.+}}, %c0_i32, %c32_i32 : i32
+// CHECK: %[[GROUPI:.+]] = arith.index_cast{{.*}} %[[GROUP]]
+// The third warpgroup keeps few registers; its first thread loads every
+// step of the block's tiles (a grid apart, steps numbered across them,
+// 5 steps of 64 for K = 296, the last partial) once the stage's empty
+// barrier has completed its previous phase: both warpgroups' rows of A,
+// two boxes of B.
+// CHECK: %[[LOADER:.+]] = arith.cmpi eq, %[[GROUPI]], %c2
+// CHECK: scf.if %[[LOADER]] {
+// CHECK: nvvm.setmaxregister decrease 56
+// CHECK: arith.cmpi eq, %{{.+}}, %c256
 // CHECK: nvgpu.tma.prefetch.descriptor %[[MAPA]]
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%{{.+}}], %c49152
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[GRID:[^ ]+]] iter_args(%{{.+}} = %c0
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c5
+// CHECK: builtin.unrealized_conversion_cast %[[EMPTY]] : !nvgpu.mbarrier.group<{{.+}}> to memref<4xi64, #gpu.address_space<workgroup>>
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} : !llvm.ptr<3>, i32 -> i1
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%{{.+}}], %c49152
 // CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPA]]
 // CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPB]]
-// The block's tiles, a grid apart; its steps along K numbered across them.
-// CHECK: scf.for %[[ITEM:.+]] = %{{.+}} to %{{.+}} step %[[GRID:[^ ]+]] iter_args(%[[FIRST:.+]] = %c0
-// CHECK: gpu.barrier
-// Per step along K (5 steps of 64 for K = 296, the last partial): wait for the stage,
-// multiply it, and once the previous step's MMA is done everywhere, refill
-// its stage with the step four later.
+// CHECK: } else {
+// The two others take more registers and multiply the same tiles: per
+// step, wait for the stage's bytes, multiply it and, once the previous
+// step's MMA is done, release that one's stage (the first lane of each
+// warp); after the last, release it too.
+// CHECK: nvvm.setmaxregister increase 224
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[GRID]] iter_args
 // CHECK: nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x128xf32>>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c5 step %{{.+}} iter_args
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARS]]
+// CHECK: builtin.unrealized_conversion_cast %[[FULL]]
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvgpu.warpgroup.generate.descriptor %{{.+}}, %[[MAPA]]
 // CHECK: nvgpu.warpgroup.generate.descriptor %{{.+}}, %[[MAPB]]
 // CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<128x64xbf16, {{.+}}>>, <tensor = memref<64x128xbf16, {{.+}}>>
-// CHECK: gpu.barrier
-// CHECK: scf.if
-// CHECK: nvgpu.mbarrier.arrive.expect_tx
-// CHECK: nvgpu.tma.async.load
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
 // CHECK: scf.yield
-// Once every MMA is done, thread 0 loads the next tile's first stages
-// while the epilogue runs.
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: gpu.barrier
-// CHECK: %[[NEXT:.+]] = arith.addi %[[ITEM]], %[[GRID]]
-// CHECK: arith.cmpi ult, %[[NEXT]]
-// CHECK: scf.if
-// CHECK: nvgpu.tma.async.load %[[MAPA]]
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
 // The epilogue: each warp rounds its pairs of the accumulators to bf16
 // into its 16 rows of shared memory, then reads vectors of 8 along N and
 // evaluates the bias, erf gelu on them, masked at the tile's edges, and
-// stores each output once.
+// stores each output once (the accesses to shared memory aligned: 4 and 16
+// bytes).
 // CHECK: builtin.unrealized_conversion_cast %{{.+}} : !nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>> to !llvm.struct<(struct<(f32
 // CHECK: llvm.extractvalue
 // CHECK: arith.truncf %{{.+}} : vector<2xf32> to vector<2xbf16>
-// CHECK: vector.store %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: nvvm.bar.warp.sync
 // CHECK: scf.for
 // CHECK: scf.if
-// CHECK: vector.load %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: vector.load %{{.+}} {alignment = 16 : i64} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: math.erf
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK: nvvm.bar.warp.sync
@@ -171,7 +186,7 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
 // CHECK: gpu.dealloc async {{.+}} %[[ARRIVALS]]
 // CHECK: } else {
 // CHECK: gpu.launch
-// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c384
 // CHECK-SAME: function(@decode_relu_k0)
 func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> tensor<?x256xbf16> {
   %0 = fusion.matmul %a, %b : (tensor<?x1024xbf16>, tensor<1024x256xbf16>) -> tensor<?x256xbf16>
@@ -200,8 +215,8 @@ func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> te
 // CHECK: gpu.barrier
 // CHECK: scf.for
 // CHECK-COUNT-4: vector.load %arg1[%{{.+}}] {{.+}} : memref<128xbf16>, vector<8xbf16>
-// CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: %[[RAW:.+]] = vector.load %[[TILE:.+]][%[[AT:.+]]] : memref<20480xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: %[[RAW:.+]] = vector.load %[[TILE:.+]][%[[AT:.+]]] {alignment = 16 : i64} : memref<20480xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: arith.extf %[[RAW]]
 // CHECK: arith.mulf
 // CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : vector<8xbf16>
@@ -209,11 +224,11 @@ func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> te
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: gpu.barrier
 // CHECK: scf.for
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvgpu.warpgroup.mma
 // CHECK: scf.if
 // CHECK: vector.load %arg1
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvvm.fence.proxy
 // CHECK: gpu.barrier
 // CHECK: nvgpu.tma.async.load %[[MAPA]]
@@ -260,9 +275,9 @@ func.func @prologue_materialized(%x: tensor<300x128xf32>, %w: tensor<128x192xbf1
 // CHECK-NOT: nvgpu.tma.async.load
 // CHECK: vector.load %arg0[%{{.+}}, %{{.+}}] {{.+}} : memref<16x256xf32>, vector<8xf32>
 // CHECK-COUNT-4: vector.load %arg1[%{{.+}}, %{{.+}}] {{.+}} : memref<256x256xf32>, vector<8xf32>
-// CHECK-NOT: nvgpu.mbarrier.try_wait.parity
+// CHECK-NOT: mbarrier.try_wait
 // CHECK: nvgpu.warpgroup.mma
-// CHECK-NOT: nvgpu.mbarrier.try_wait.parity
+// CHECK-NOT: mbarrier.try_wait
 // CHECK-NOT: nvgpu.tma.async.load
 // CHECK: nvgpu.warpgroup.mma.store
 // CHECK: return
