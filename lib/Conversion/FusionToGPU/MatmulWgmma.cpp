@@ -444,6 +444,16 @@ private:
   Pipeline createPipeline(OpBuilder &b) const;
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids,
                          const SplitWorkspace *workspace);
+  /// The loading thread's prefetch of the tensor maps (none with K = 0: the
+  /// operands are empty and have none).
+  void prefetchTensorMaps(OpBuilder &b) const {
+    if (kSteps == 0)
+      return;
+    if (mapA)
+      nvgpu::TmaPrefetchOp::create(b, loc, mapA, /*predicate=*/Value());
+    for (auto [buffer, map] : mapOfBuffer)
+      nvgpu::TmaPrefetchOp::create(b, loc, map, /*predicate=*/Value());
+  }
   /// The body of a warp-specialized kernel (isWarpSpecialized): the last
   /// warpgroup's first thread loads every stage of the block's tiles once
   /// the multiplying warps have released it; they multiply and run each
@@ -918,15 +928,7 @@ LogicalResult TileLaunch::emitBody(OpBuilder &b, const LaunchIds &ids,
            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ids.block,
                                  items),
            [&] {
-             // With K = 0 the operands are empty and have no tensor maps.
-             if (kSteps > 0) {
-               if (mapA)
-                 nvgpu::TmaPrefetchOp::create(b, loc, mapA,
-                                              /*predicate=*/Value());
-               for (auto [buffer, map] : mapOfBuffer)
-                 nvgpu::TmaPrefetchOp::create(b, loc, map,
-                                              /*predicate=*/Value());
-             }
+             prefetchTensorMaps(b);
              loadFirstStages(ids.block, zero);
            });
   });
@@ -1168,19 +1170,12 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
                                indexConst(b, loc, tiles.threads())),
          [&] {
            // A block without work (M = 0: the grid's one block) touches no
-           // tensor map: empty operands have none (nor with K = 0).
+           // tensor map: empty operands have none.
            if (kSteps > 0)
              emitIf(b, loc,
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           ids.block, items),
-                    [&] {
-                      if (mapA)
-                        nvgpu::TmaPrefetchOp::create(b, loc, mapA,
-                                                     /*predicate=*/Value());
-                      for (auto [buffer, map] : mapOfBuffer)
-                        nvgpu::TmaPrefetchOp::create(b, loc, map,
-                                                     /*predicate=*/Value());
-                    });
+                    [&] { prefetchTensorMaps(b); });
            loaded = forEachItem([&](const WorkItem &work, Value itemStart) {
              auto steps = scf::ForOp::create(b, loc, zero, work.steps, one);
              OpBuilder::InsertionGuard inner(b);
@@ -1235,14 +1230,10 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
       scf::YieldOp::create(b, loc, next);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    emitIf(b, loc,
-           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, zero,
-                                 work.steps),
-           [&] {
-             release(arith::SubIOp::create(
-                 b, loc, arith::AddIOp::create(b, loc, itemStart, work.steps),
-                 one));
-           });
+    // Unsplit, every item has kSteps steps.
+    if (kSteps > 0)
+      release(arith::AddIOp::create(b, loc, itemStart,
+                                    indexConst(b, loc, kSteps - 1)));
     return emitWarpEpilogue(b, pipe, ids.thread, kLoop.getResult(0), work, m);
   });
 }
