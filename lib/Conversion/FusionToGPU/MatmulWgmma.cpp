@@ -199,8 +199,13 @@ struct Pipeline {
   /// a prologue.
   SmallVector<Value, kMaxBoxesB> mapsB;
   Type element;
+  /// Blocks of the cluster whose stages receive each box of A's tile, and
+  /// the block's rank in it (null without a cluster): the block of rank r
+  /// loads the boxes g with g % clusterBlocks == r into all of them.
+  int64_t clusterBlocks = 1;
+  Value rank;
 
-  /// Bytes of a stage that TMA loads.
+  /// Bytes of a stage that TMA loads (into it, from any block).
   int64_t tmaBytes() const {
     int64_t loaded = mapA ? bytes.a() : 0;
     for (Value map : mapsB)
@@ -257,9 +262,10 @@ struct Pipeline {
                 b.getI32Type());
   }
 
-  /// Thread 0's loads of step `step` along K into `stage`: A's rows from
-  /// `row`, box j of B's tile from column `boxCols[j]`, completing the
-  /// stage's barrier.
+  /// The loading thread's loads of step `step` along K into `stage`: A's
+  /// rows from `row` (its part of them, into every block of a cluster), box
+  /// j of B's tile from column `boxCols[j]`, completing the stage's barrier
+  /// (in each block, which a cluster's multicast completes too).
   void load(OpBuilder &b, Location loc, Value stage, Value step, Value row,
             ArrayRef<Value> boxCols) const {
     nvgpu::MBarrierArriveExpectTxOp::create(
@@ -267,14 +273,21 @@ struct Pipeline {
         /*predicate=*/Value());
     Value k =
         arith::MulIOp::create(b, loc, step, indexConst(b, loc, tiles().k));
+    Value multicast;
+    if (clusterBlocks > 1)
+      multicast = arith::ConstantIntOp::create(
+          b, loc, (int64_t(1) << clusterBlocks) - 1, 16);
     // Coordinates are innermost first.
     for (int64_t group = 0; mapA && group < tiles().warpgroups; ++group) {
       Value boxRow = arith::AddIOp::create(
           b, loc, row, indexConst(b, loc, group * bytes.groupRows()));
+      Value mine;
+      if (rank)
+        mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                     indexConst(b, loc, group % clusterBlocks));
       nvgpu::TmaAsyncLoadOp::create(
           b, loc, tileA(b, loc, stage, indexConst(b, loc, group)), barriers,
-          mapA, ValueRange{k, boxRow}, stage, /*multicastMask=*/Value(),
-          /*predicate=*/Value());
+          mapA, ValueRange{k, boxRow}, stage, multicast, mine);
     }
     for (auto [box, mapB] : llvm::enumerate(mapsB))
       if (mapB)
@@ -285,13 +298,11 @@ struct Pipeline {
   }
 };
 
-/// Waits until barrier `id` of `group` completes its phase of parity
-/// `parity` (an i1): a loop of NVVM's try_wait without a suspend-time hint
-/// (nvgpu's try_wait.parity takes one), the barrier reached through the
-/// memref nvgpu's lowering makes of the group (reconcile-unrealized-casts
-/// folds the cast with the lowering's).
-void waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
-                  Value parity) {
+/// The shared-memory address of barrier `id` of `group`, for the NVVM
+/// operations nvgpu has no form of: reached through the memref nvgpu's
+/// lowering makes of the group (reconcile-unrealized-casts folds the cast
+/// with the lowering's).
+Value barrierPointer(OpBuilder &b, Location loc, Value group, Value id) {
   auto groupType = cast<nvgpu::MBarrierGroupType>(group.getType());
   auto memrefType =
       MemRefType::get({groupType.getNumBarriers()}, b.getI64Type(),
@@ -301,12 +312,20 @@ void waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
   Value address = arith::AddIOp::create(
       b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, barriers),
       arith::MulIOp::create(b, loc, id, indexConst(b, loc, 8)));
-  Value pointer = LLVM::IntToPtrOp::create(
+  return LLVM::IntToPtrOp::create(
       b, loc,
       LLVM::LLVMPointerType::get(
           b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)
           .getResult());
+}
+
+/// Waits until barrier `id` of `group` completes its phase of parity
+/// `parity` (an i1): a loop of NVVM's try_wait without a suspend-time hint
+/// (nvgpu's try_wait.parity takes one).
+void waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
+                  Value parity) {
+  Value pointer = barrierPointer(b, loc, group, id);
   Value phase = arith::ExtUIOp::create(b, loc, b.getI32Type(), parity);
   auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   OpBuilder::InsertionGuard guard(b);
@@ -416,6 +435,12 @@ public:
     return arith::MulIOp::create(b, loc, rowTiles(b).second,
                                  indexConst(b, loc, nTiles));
   }
+  /// Columns of clusters' tiles: a cluster computes clusterBlocks()
+  /// neighbouring tiles of a row of tiles (the last one's past N, with an
+  /// odd count of two, loads zeros and stores nothing).
+  int64_t clusterColumns() const {
+    return llvm::divideCeil(nTiles, clusterBlocks());
+  }
   /// The f32 elements of a split's partial tiles.
   Value partialElements(OpBuilder &b) const {
     return arith::MulIOp::create(b, loc, tileCount(b),
@@ -426,16 +451,19 @@ public:
                      StringRef nameSuffix);
 
 private:
-  /// A block's unit of work: output tile `tile`'s products over K range
-  /// `range`, the tile's first row and column, the first output column of
+  /// A block's unit of work: an output tile's products over K range
+  /// `range` (`tile` numbers the tile, or a cluster's tiles, for a split's
+  /// partials), the tile's first row and column, the first output column of
   /// each of B's boxes, and the range's steps along K.
   struct WorkItem {
     Value tile, range, row0, col0;
     SmallVector<Value, kMaxBoxesB> boxCols;
     Value firstStep, steps;
   };
-  /// Work item `item` (tile item / split, range item % split).
-  WorkItem workItem(OpBuilder &b, Value item, Value rowTileCount) const;
+  /// Work item `item` (tile item / split, range item % split); in a
+  /// cluster, the tile of rank `rank` of the cluster's item.
+  WorkItem workItem(OpBuilder &b, Value item, Value rowTileCount,
+                    Value rank = Value()) const;
   /// The buffer TMA loads `operand` from; null for a prologue the threads
   /// evaluate.
   Value bufferOf(Value operand) const { return sources.loaded.lookup(operand); }
@@ -512,6 +540,11 @@ private:
   /// then share the block barrier of every step).
   bool isWarpSpecialized() const {
     return isPersistent() && !hasInPlacePrologues();
+  }
+  /// Blocks of a cluster of the launch: the tiles' where a warp-specialized
+  /// kernel's loaders share A's tiles; else one.
+  int64_t clusterBlocks() const {
+    return isWarpSpecialized() ? tiles.clusterBlocks : 1;
   }
   /// Threads of the launch: the warpgroups that multiply, and the loading
   /// one of a warp-specialized kernel.
@@ -609,12 +642,23 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
       arith::MulIOp::create(b, loc, tileCount(b), indexConst(b, loc, split));
   // Unsplit, the grid is persistent: a block per multiprocessor (one fits
   // each), looping over the tiles, so that a tile's epilogue runs while
-  // the next one's first stages load.
+  // the next one's first stages load. Clusters loop over their items
+  // together: as many as the multiprocessors hold (a cluster's blocks are
+  // in one GPC, whose multiprocessors come in pairs), at least one.
+  int64_t cluster = clusterBlocks();
   if (isPersistent()) {
     FailureOr<Value> multiprocessors = multiprocessorCount(b, loc);
     if (failed(multiprocessors))
       return failure();
-    blocks = arith::MinUIOp::create(b, loc, blocks, *multiprocessors);
+    Value clusterSize = indexConst(b, loc, cluster);
+    Value clusters = arith::MinUIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, rowTiles(b).second,
+                              indexConst(b, loc, clusterColumns())),
+        arith::DivUIOp::create(b, loc, *multiprocessors, clusterSize));
+    blocks = arith::MulIOp::create(
+        b, loc, arith::MaxUIOp::create(b, loc, clusters, indexConst(b, loc, 1)),
+        clusterSize);
   }
   int64_t sharedBytes = bytes.stages() + kArrivalBytes + kSwizzleAlignment;
   if (isPersistent())
@@ -626,7 +670,8 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
           return emitWarpSpecializedBody(b, ids);
         return emitBody(b, ids, workspace);
       },
-      /*shared=*/{}, /*clusterBlocks=*/0, sharedBytes, nameSuffix);
+      /*shared=*/{}, /*clusterBlocks=*/cluster > 1 ? cluster : 0, sharedBytes,
+      nameSuffix);
 }
 
 /// The value of kernel input `input` that prologue `operand` reads at its
@@ -802,30 +847,37 @@ TileLaunch::writePrologues(OpBuilder &b, const Pipeline &pipe, Value thread,
 }
 
 TileLaunch::WorkItem TileLaunch::workItem(OpBuilder &b, Value item,
-                                          Value rowTileCount) const {
+                                          Value rowTileCount,
+                                          Value rank) const {
+  assert((clusterBlocks() == 1) == !rank && "a cluster's block has a rank");
   WorkItem work;
-  work.tile = arith::DivUIOp::create(b, loc, item, indexConst(b, loc, split));
+  Value unit = arith::DivUIOp::create(b, loc, item, indexConst(b, loc, split));
   work.range = arith::RemUIOp::create(b, loc, item, indexConst(b, loc, split));
-  // Tiles in groups of kRasterRows tile rows, column by column within
-  // a group: the blocks running at once share few rows of A and
-  // columns of B, which stay in L2.
-  Value groupTiles = indexConst(b, loc, kRasterRows * nTiles);
+  // Units (a tile, or a cluster's tiles) in groups of kRasterRows tile
+  // rows, column by column within a group: the blocks running at once
+  // share few rows of A and columns of B, which stay in L2.
+  Value groupUnits = indexConst(b, loc, kRasterRows * clusterColumns());
   Value firstRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, work.tile, groupTiles),
+      b, loc, arith::DivUIOp::create(b, loc, unit, groupUnits),
       indexConst(b, loc, kRasterRows));
   Value rowsInGroup = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, rowTileCount, firstRow),
       indexConst(b, loc, kRasterRows));
-  Value inGroup = arith::RemUIOp::create(b, loc, work.tile, groupTiles);
-  work.row0 = arith::MulIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, firstRow,
-          arith::RemUIOp::create(b, loc, inGroup, rowsInGroup)),
-      indexConst(b, loc, tiles.m));
-  work.col0 = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, inGroup, rowsInGroup),
-      indexConst(b, loc, tileColumns));
+  Value inGroup = arith::RemUIOp::create(b, loc, unit, groupUnits);
+  Value rowTile = arith::AddIOp::create(
+      b, loc, firstRow, arith::RemUIOp::create(b, loc, inGroup, rowsInGroup));
+  Value columnTile = arith::DivUIOp::create(b, loc, inGroup, rowsInGroup);
+  work.tile = unit;
+  if (rank)
+    columnTile = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, columnTile,
+                              indexConst(b, loc, clusterBlocks())),
+        rank);
+  work.row0 =
+      arith::MulIOp::create(b, loc, rowTile, indexConst(b, loc, tiles.m));
+  work.col0 = arith::MulIOp::create(b, loc, columnTile,
+                                    indexConst(b, loc, tileColumns));
   for (int64_t offset : boxOffsets)
     work.boxCols.push_back(
         arith::AddIOp::create(b, loc, work.col0, indexConst(b, loc, offset)));
@@ -1105,12 +1157,24 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   auto [m, rowTileCount] = rowTiles(b);
   Value zero = indexConst(b, loc, 0);
   Value one = indexConst(b, loc, 1);
-  Value items =
-      arith::MulIOp::create(b, loc, rowTileCount, indexConst(b, loc, nTiles));
+  // The cluster's items: its tiles of a row of tiles (clusterColumns).
+  int64_t cluster = clusterBlocks();
+  Value clusterSize = indexConst(b, loc, cluster);
+  Value items = arith::MulIOp::create(b, loc, rowTileCount,
+                                      indexConst(b, loc, clusterColumns()));
+  Value clusterIndex = arith::DivUIOp::create(b, loc, ids.block, clusterSize);
+  Value clusters = arith::DivUIOp::create(b, loc, ids.grid, clusterSize);
   Pipeline pipe = createPipeline(b);
   assert(pipe.tmaBytes() > 0 && "warp-specialized kernels load every operand");
+  Value rank;
+  if (cluster > 1) {
+    rank = arith::RemUIOp::create(b, loc, ids.block, clusterSize);
+    pipe.clusterBlocks = cluster;
+    pipe.rank = rank;
+  }
   // A stage's "empty" barrier completes once every multiplying warp's MMA
-  // of it is done: then its next load may overwrite it.
+  // of it is done, in each block of the cluster (each block's loads fill
+  // all of them): then its next load may overwrite it.
   Value empties = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
@@ -1121,28 +1185,38 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
       Value stage = indexConst(b, loc, s);
       nvgpu::MBarrierInitOp::create(b, loc, pipe.barriers, one, stage,
                                     /*predicate=*/Value());
-      nvgpu::MBarrierInitOp::create(b, loc, empties,
-                                    indexConst(b, loc, consumerWarps), stage,
-                                    /*predicate=*/Value());
+      nvgpu::MBarrierInitOp::create(
+          b, loc, empties, indexConst(b, loc, consumerWarps * cluster), stage,
+          /*predicate=*/Value());
     }
+    // The other blocks' loads and arrivals reach these barriers.
+    if (cluster > 1)
+      NVVM::FenceMbarrierInitOp::create(b, loc);
   });
-  // The barriers' initialization is seen by every thread; from here on
-  // the roles synchronize through the barriers alone.
-  gpu::BarrierOp::create(b, loc);
+  // The barriers' initialization is seen by every thread of the cluster;
+  // from here on the roles synchronize through the barriers alone.
+  auto synchronize = [&] {
+    if (cluster > 1)
+      clusterBarrier(b, loc);
+    else
+      gpu::BarrierOp::create(b, loc);
+  };
+  synchronize();
   auto setMaxRegisters = [&](int32_t count, NVVM::SetMaxRegisterAction action) {
     NVVM::SetMaxRegisterOp::create(b, loc, count, action);
   };
-  // The block's work items, every grid-th tile from the block's; `body`
-  // builds one on its tile and the block's step before its first, and
-  // the block's steps are numbered across the items (Pipeline::stageOf).
+  // The cluster's work items, every clusters-th from the cluster's; `body`
+  // builds one on the block's tile and the block's step before its first,
+  // and the block's steps are numbered across the items
+  // (Pipeline::stageOf).
   auto forEachItem =
       [&](function_ref<LogicalResult(const WorkItem &, Value)> body)
       -> LogicalResult {
-    auto itemLoop = scf::ForOp::create(b, loc, ids.block, items, ids.grid,
+    auto itemLoop = scf::ForOp::create(b, loc, clusterIndex, items, clusters,
                                        ValueRange{zero});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(itemLoop.getBody());
-    WorkItem work = workItem(b, itemLoop.getInductionVar(), rowTileCount);
+    WorkItem work = workItem(b, itemLoop.getInductionVar(), rowTileCount, rank);
     Value itemStart = itemLoop.getRegionIterArgs()[0];
     if (failed(body(work, itemStart)))
       return failure();
@@ -1174,7 +1248,7 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
            if (kSteps > 0)
              emitIf(b, loc,
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          ids.block, items),
+                                          clusterIndex, items),
                     [&] { prefetchTensorMaps(b); });
            loaded = forEachItem([&](const WorkItem &work, Value itemStart) {
              auto steps = scf::ForOp::create(b, loc, zero, work.steps, one);
@@ -1198,21 +1272,39 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
 
   // The products: each step waits for its stage's bytes, issues its MMA
   // and, once the step before's MMA is done, releases that one's stage
-  // (a warp's first lane arriving for the warp).
+  // (a warp's first lane arriving for the warp, on the stage's empty
+  // barrier in every block of the cluster).
   b.setInsertionPoint(role.elseBlock()->getTerminator());
   setMaxRegisters(kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
   Value lane =
       arith::RemUIOp::create(b, loc, ids.thread, indexConst(b, loc, 32));
   Value firstLane = isThreadZero(b, loc, lane);
+  auto clusterPointer = LLVM::LLVMPointerType::get(
+      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
   auto release = [&](Value g) {
     emitIf(b, loc, firstLane, [&] {
-      nvgpu::MBarrierArriveOp::create(b, loc,
-                                      nvgpu::MBarrierTokenType::get(context),
-                                      empties, pipe.stageOf(b, loc, g));
+      Value stage = pipe.stageOf(b, loc, g);
+      if (cluster == 1) {
+        nvgpu::MBarrierArriveOp::create(
+            b, loc, nvgpu::MBarrierTokenType::get(context), empties, stage);
+        return;
+      }
+      // Release at the block's scope, as for a local barrier: the MMAs'
+      // reads of the stage are done (wgmma.wait_group), and the release at
+      // the cluster's scope would wait for the warp's global stores of the
+      // epilogue before every arrival (MEMBAR.ALL.GPU, SASS).
+      Value local = barrierPointer(b, loc, empties, stage);
+      for (int64_t block = 0; block < cluster; ++block)
+        NVVM::MBarrierArriveOp::create(
+            b, loc, Type(),
+            NVVM::MapaOp::create(
+                b, loc, clusterPointer, local,
+                arith::ConstantIntOp::create(b, loc, block, 32).getResult()),
+            /*count=*/Value(), NVVM::MemScopeKind::CTA);
     });
   };
-  return forEachItem([&](const WorkItem &work,
-                         Value itemStart) -> LogicalResult {
+  LogicalResult multiplied = forEachItem([&](const WorkItem &work,
+                                             Value itemStart) -> LogicalResult {
     auto [accumulatorType, kLoop] = createKLoop(b, work);
     {
       OpBuilder::InsertionGuard inner(b);
@@ -1236,6 +1328,15 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
                                     indexConst(b, loc, kSteps - 1)));
     return emitWarpEpilogue(b, pipe, ids.thread, kLoop.getResult(0), work, m);
   });
+  if (failed(multiplied))
+    return failure();
+  // No block of a cluster exits while the others may still load into its
+  // stages or arrive on its barriers.
+  if (cluster > 1) {
+    b.setInsertionPointAfter(role);
+    clusterBarrier(b, loc);
+  }
+  return success();
 }
 
 LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,

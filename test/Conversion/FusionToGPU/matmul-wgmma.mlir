@@ -3,37 +3,47 @@
 // The tensor-core matmul (sm_90) with its epilogue. On the host, a tensor
 // map of each operand, in boxes of 128 x 64 (A, a warpgroup's rows) and
 // 64 x 64 (B, 128 bytes wide), 128-byte swizzled, zeros past the edges;
-// a persistent grid (the tiles, at most a block per multiprocessor, which
-// the runtime counts) of three warpgroups per 256 x 128 tile, two that
-// multiply and one that loads, with 192 KiB of stages, 16 bytes for a
-// split K's arrival count, 32 KiB for the warps' rows in the epilogue and
-// 1 KiB to align the stages.
+// a persistent grid in clusters of two blocks (a cluster per pair of
+// neighbouring tiles, at most one per two multiprocessors, which the
+// runtime counts, at least one) of three warpgroups per 256 x 128 tile,
+// two that multiply and one that loads, with 192 KiB of stages, 16 bytes
+// for a split K's arrival count, 32 KiB for the warps' rows in the
+// epilogue and 1 KiB to align the stages.
 // CHECK-LABEL: func.func @matmul_bias_gelu
 // CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 // CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 // CHECK: %[[SMS:.+]] = call @fusion_cuda_multiprocessors() : () -> i64
 // CHECK: %[[SMSI:.+]] = arith.index_cast %[[SMS]]
-// CHECK: arith.minui %{{.+}}, %[[SMSI]]
-// CHECK: gpu.launch
+// CHECK: %[[PAIRS:.+]] = arith.divui %[[SMSI]], %[[TWO:[^ ]+]] : index
+// CHECK: %[[CLUSTERS:.+]] = arith.minui %{{.+}}, %[[PAIRS]]
+// CHECK: %[[SOME:.+]] = arith.maxui %[[CLUSTERS]], %{{.+}}
+// CHECK: arith.muli %[[SOME]], %[[TWO]]
+// CHECK: gpu.launch clusters(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c2
 // CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c384
 // CHECK-SAME: dynamic_shared_memory_size %c230416_i32
 // Two barriers per stage, initialized by thread 0: "full", completed by
 // the bytes of its loads (one arrival, the loading thread's), and
-// "empty", by its MMAs (one arrival from each of the 8 multiplying warps).
+// "empty", by its MMAs (one arrival from each of the 8 multiplying warps
+// of both blocks of the cluster), fenced for the cluster, whose blocks
+// all wait for it.
 // CHECK: %[[FULL:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: %[[EMPTY:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: scf.if
 // CHECK: nvgpu.mbarrier.init %[[FULL]][%{{.+}}], %c1
-// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%{{.+}}], %c8
-// CHECK: gpu.barrier
+// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%{{.+}}], %c16
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
 // The warpgroup as the warp's first lane has it (uniform across the warp).
 // CHECK: %[[GROUP:.+]], %{{.+}} = gpu.shuffle idx %{{.+}}, %c0_i32, %c32_i32 : i32
 // CHECK: %[[GROUPI:.+]] = arith.index_cast{{.*}} %[[GROUP]]
 // The third warpgroup keeps few registers; its first thread loads every
 // step of the block's tiles (a grid apart, steps numbered across them,
 // 5 steps of 64 for K = 296, the last partial) once the stage's empty
-// barrier has completed its previous phase: both warpgroups' rows of A,
-// two boxes of B.
+// barrier has completed its previous phase: the rows of A of one
+// warpgroup (the block's rank's, predicated) into both blocks of the
+// cluster, two boxes of B into its own.
 // CHECK: %[[LOADER:.+]] = arith.cmpi eq, %[[GROUPI]], %c2
 // CHECK: scf.if %[[LOADER]] {
 // CHECK: nvvm.setmaxregister decrease 56
@@ -45,13 +55,15 @@
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} : !llvm.ptr<3>, i32 -> i1
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%{{.+}}], %c49152
-// CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPA]]
-// CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPB]]
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPA]]{{.+}} multicast_mask = %c3_i16, predicate
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[MAPB]]{{.+}} to %{{[^ ]+}} :
 // CHECK: } else {
 // The two others take more registers and multiply the same tiles: per
 // step, wait for the stage's bytes, multiply it and, once the previous
 // step's MMA is done, release that one's stage (the first lane of each
-// warp); after the last, release it too.
+// warp, in both blocks, releasing at the block's scope: the cluster's
+// would fence the epilogue's global stores); after the last, release it
+// too.
 // CHECK: nvvm.setmaxregister increase 224
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[GRID]] iter_args
 // CHECK: nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x128xf32>>
@@ -62,10 +74,15 @@
 // CHECK: nvgpu.warpgroup.generate.descriptor %{{.+}}, %[[MAPB]]
 // CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<128x64xbf16, {{.+}}>>, <tensor = memref<64x128xbf16, {{.+}}>>
 // CHECK-NOT: gpu.barrier
-// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
+// CHECK: builtin.unrealized_conversion_cast %[[EMPTY]]
+// CHECK: nvvm.mapa %{{.+}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{[^ ]+}} : !llvm.ptr<7>
+// CHECK: nvvm.mapa %{{.+}}, %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{[^ ]+}} : !llvm.ptr<7>
 // CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
+// CHECK: builtin.unrealized_conversion_cast %[[EMPTY]]
+// CHECK-COUNT-2: nvvm.mbarrier.arrive
 // The epilogue: each warp rounds its pairs of the accumulators to bf16
 // into its 16 rows of shared memory, then reads vectors of 8 along N and
 // evaluates the bias, erf gelu on them, masked at the tile's edges, and
@@ -83,6 +100,11 @@
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK: nvvm.bar.warp.sync
 // CHECK: scf.yield
+// No block leaves while the other may still load into it or arrive on its
+// barriers.
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.terminator
 func.func @matmul_bias_gelu(%a: tensor<300x296xbf16>, %b: tensor<296x200xbf16>, %bias: tensor<200xbf16>) -> tensor<300x200xbf16> {
   %0 = fusion.matmul %a, %b : (tensor<300x296xbf16>, tensor<296x200xbf16>) -> tensor<300x200xbf16>
   %1 = fusion.add %0, %bias : (tensor<300x200xbf16>, tensor<200xbf16>) -> tensor<300x200xbf16>

@@ -187,13 +187,20 @@ bool canPairProducts(MatmulOp first, MatmulOp second);
 /// of its rows, along K in steps of `k` through `stages` shared-memory
 /// stages. 64 bf16 or f16 elements are one 128-byte swizzled row, the
 /// widest a TMA box with 128-byte swizzling takes. A pair of products
-/// (TiledProducts) holds half of a tile's columns of each.
+/// (TiledProducts) holds half of a tile's columns of each. Where the loads
+/// run on a warpgroup of their own, `clusterBlocks` blocks (a cluster)
+/// compute neighbouring tiles of the same rows, each loading a part of A's
+/// tile into all of them (TMA multicast).
 struct WgmmaTiles {
-  int64_t m, n, k, stages, warpgroups;
+  int64_t m, n, k, stages, warpgroups, clusterBlocks = 1;
   constexpr int64_t threads() const { return 128 * warpgroups; }
 };
-/// Many rows: two warpgroups per 256 x 128 tile, 4 stages (192 KiB).
-inline constexpr WgmmaTiles kWgmmaTiles{256, 128, 64, 4, 2};
+/// Many rows: two warpgroups per 256 x 128 tile, 4 stages (192 KiB), in
+/// clusters of two: L2 serves a third fewer bytes per tile (A's half of
+/// them).
+inline constexpr WgmmaTiles kWgmmaTiles{256, 128, 64, 4, 2, 2};
+static_assert(kWgmmaTiles.warpgroups % kWgmmaTiles.clusterBlocks == 0,
+              "a block loads whole boxes of A's tile (a warpgroup's rows)");
 /// Few rows (decoding, small batches), where the weights' bytes bound the
 /// time more than the FLOPs: one warpgroup per 64 x 256 tile (B read 512
 /// bytes of a row at a time, 256 of each product of a pair), K cut into the
