@@ -92,12 +92,24 @@ constexpr int64_t kRasterRows = 8;
 /// Rows of a fragment of the accumulators a warp holds (of each 64).
 constexpr int64_t kWarpRows = 16;
 /// The loading warpgroup of a warp-specialized kernel, and the registers
-/// a thread keeps on each side (setmaxnreg): the loads need few, the
-/// accumulators many. With two multiplying warpgroups the three fit the
-/// register file: 128 * 56 + 256 * 224 <= 65536 (40 for the loads spilled).
+/// a thread keeps on each side (setmaxnreg): the loads need few (40
+/// spilled), the accumulators many. setmaxnreg.inc waits until the block's
+/// pool holds the registers, and the pool is what the block was launched
+/// with (ptxas gives each of 384 threads 168): past that it waits forever
+/// (H200, 2026-12-02, 48 and 232).
 constexpr int64_t kProducerThreads = 128;
 constexpr int32_t kProducerRegisters = 56;
 constexpr int32_t kConsumerRegisters = 224;
+/// Whether the roles' registers fit what a warp-specialized block of
+/// `tiles` is launched with.
+constexpr bool fitsLaunchRegisters(const WgmmaTiles &tiles) {
+  int64_t threads = tiles.threads() + kProducerThreads;
+  return kProducerThreads * kProducerRegisters +
+             tiles.threads() * kConsumerRegisters <=
+         65536 / threads / 8 * 8 * threads;
+}
+static_assert(fitsLaunchRegisters(kWgmmaTiles) &&
+              fitsLaunchRegisters(kWgmmaFewRowTiles));
 /// Elements of a partial tile's vectors in the workspace.
 constexpr int64_t kPartialWidth = 4;
 /// A swizzled row is 128 bytes: 8 units of 16 bytes (8 elements), unit u of
