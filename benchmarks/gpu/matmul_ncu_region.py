@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""The profiled region for ncu: one call of `matmul_plain_4096` from each
-STEM (libraries built from matmul_bench.mlir), then torch's 4096^3 bf16
-matmul (cuBLAS) on the same inputs, after warm-up:
+"""The profiled region for ncu: one call of a matmul benchmark program
+(`matmul_plain_4096` unless --program names another of matmul_bench.py's,
+e.g. `gated_pair` or `mlp_block:4096`) from each STEM (libraries built from
+matmul_bench.mlir), then the same computation through torch eager (cuBLAS
+and torch's kernels) on the same inputs, after warm-up:
 
     ncu --clock-control none --profile-from-start off --section SpeedOfLight \\
-        --section WarpStateStats python3 matmul_ncu_region.py STEM [STEM ...]"""
+        --section WarpStateStats python3 matmul_ncu_region.py \\
+        [--program NAME[:ROWS]] STEM [STEM ...]"""
 
+import argparse
 import os
 import sys
 
@@ -16,17 +20,25 @@ sys.path.insert(0, here)
 from fusion import cuda  # noqa: E402
 import matmul_bench  # noqa: E402
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--program", default="matmul_plain_4096",
+                    help="a function of matmul_bench.mlir, with ':ROWS' for a dynamic one")
+parser.add_argument("stems", nargs="+")
+args = parser.parse_args()
+name, _, rows = args.program.partition(":")
+if name not in matmul_bench.EAGER:
+    sys.exit(f"unknown program {name!r}; one of {', '.join(matmul_bench.EAGER)}")
+size = int(rows) if rows else None
+
 calls = []
 xs = None
-for stem in sys.argv[1:]:
-    fn = cuda.load(os.path.join(here, stem + ".so")).functions["matmul_plain_4096"]
+for stem in args.stems:
+    fn = cuda.load(os.path.join(here, stem + ".so")).functions[name]
     if xs is None:
-        xs = matmul_bench.inputs_for(fn, "matmul_plain_4096", None)
+        xs = matmul_bench.inputs_for(fn, name, size)
     outs = fn(*xs)
     calls.append(lambda fn=fn, outs=outs: fn(*xs, outputs=outs))
-if xs is None:
-    sys.exit("usage: matmul_ncu_region.py STEM [STEM ...]")
-calls.append(lambda: xs[0] @ xs[1])
+calls.append(lambda: matmul_bench.EAGER[name](*xs))
 for _ in range(5):
     for call in calls:
         call()
