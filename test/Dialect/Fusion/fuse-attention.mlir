@@ -130,3 +130,51 @@ func.func @plain(%x: tensor<128x128xf32>, %v: tensor<128x64xf32>) -> (tensor<128
   %o = fusion.matmul %p2, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
   return %p, %o : tensor<128x128xf32>, tensor<128x64xf32>
 }
+
+// -----
+
+// The log-sum-exp of the scores' rows (over the keys, what training keeps
+// for the backward pass) joins the kernel as its second result, wherever
+// the program computes it, when what reads it comes after the output.
+// CHECK-LABEL: func @with_logsumexp
+// CHECK: %[[K:.+]]:2 = fusion.kernel attention (%arg0, %arg1, %arg2) : {{.+}} -> (tensor<2x128x64xf32>, tensor<2x128xf32>)
+// CHECK: %[[T:.+]] = fusion.mul
+// CHECK: %[[P:.+]] = fusion.softmax %[[T]] axis = 2
+// CHECK: %[[L:.+]] = fusion.logsumexp %[[T]] axis = 2
+// CHECK: %[[R:.+]] = fusion.matmul %[[P]], %{{.+}}
+// CHECK: fusion.yield %[[R]], %[[L]]
+// CHECK: %[[LOG2:.+]] = fusion.mul %[[K]]#1
+// CHECK: return %[[K]]#0, %[[LOG2]]
+func.func @with_logsumexp(%q: tensor<2x128x64xf32>, %kt: tensor<2x64x128xf32>, %v: tensor<2x128x64xf32>) -> (tensor<2x128x64xf32>, tensor<2x128xf32>) {
+  %s = fusion.matmul %q, %kt : (tensor<2x128x64xf32>, tensor<2x64x128xf32>) -> tensor<2x128x128xf32>
+  %c = fusion.constant dense<0.125> : tensor<f32>
+  %t = fusion.mul %s, %c : (tensor<2x128x128xf32>, tensor<f32>) -> tensor<2x128x128xf32>
+  %l = fusion.logsumexp %t axis = 2 : tensor<2x128x128xf32> -> tensor<2x128xf32>
+  %p = fusion.softmax %t axis = 2 : tensor<2x128x128xf32>
+  %o = fusion.matmul %p, %v : (tensor<2x128x128xf32>, tensor<2x128x64xf32>) -> tensor<2x128x64xf32>
+  %log2e = fusion.constant dense<1.442695> : tensor<f32>
+  %l2 = fusion.mul %l, %log2e : (tensor<2x128xf32>, tensor<f32>) -> tensor<2x128xf32>
+  return %o, %l2 : tensor<2x128x64xf32>, tensor<2x128xf32>
+}
+
+// -----
+
+// A log-sum-exp read before the output (the kernel takes the output's
+// place), and one over the queries (not the softmax's rows: the scores
+// are read elsewhere too).
+// CHECK-LABEL: func @logsumexp_refused
+// CHECK-NOT: fusion.kernel
+func.func @logsumexp_refused(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<128xf32>) {
+  %s = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  %l = fusion.logsumexp %s axis = 1 : tensor<128x128xf32> -> tensor<128xf32>
+  %e = fusion.exp %l : tensor<128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the log-sum-exp of the scores is read before the output's product}}
+  %p = fusion.softmax %s axis = 1 : tensor<128x128xf32>
+  %o = fusion.matmul %p, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  %s2 = fusion.matmul %q, %kt : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  %l2 = fusion.logsumexp %s2 axis = 0 : tensor<128x128xf32> -> tensor<128xf32>
+  // expected-remark @+1 {{[attention] not an attention: the scores (the product) are read elsewhere too}}
+  %p2 = fusion.softmax %s2 axis = 1 : tensor<128x128xf32>
+  %o2 = fusion.matmul %p2, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %o, %e, %o2, %l2 : tensor<128x64xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<128xf32>
+}

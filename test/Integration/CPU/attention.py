@@ -6,7 +6,8 @@
 # written once, the scores never. Variants: scaled dot-product with K
 # transposed in the program, at dynamic sequence lengths (1, 7, 33, 64);
 # grouped-query heads with an additive causal mask and a tanh soft-cap;
-# bf16 with a boolean padding mask over ragged key lengths.
+# bf16 with a boolean padding mask over ragged key lengths; the log-sum-exp
+# of the scores' rows as a second output.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -52,6 +53,16 @@ func.func @padded_bf16(%q: tensor<3x4x20x32xbf16>, %kt: tensor<3x4x32x40xbf16>, 
   %o = fusion.matmul %p, %v : (tensor<3x4x20x40xbf16>, tensor<3x4x40x32xbf16>) -> tensor<3x4x20x32xbf16>
   return %o : tensor<3x4x20x32xbf16>
 }
+func.func @with_lse(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: tensor<2x3x?x16xf32>) -> (tensor<2x3x?x16xf32>, tensor<2x3x?xf32>) {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x3x?x32xf32> -> tensor<2x3x32x?xf32>
+  %s = fusion.matmul %q, %kt : (tensor<2x3x?x32xf32>, tensor<2x3x32x?xf32>) -> tensor<2x3x?x?xf32>
+  %c = fusion.constant dense<0.1767767> : tensor<f32>
+  %t = fusion.mul %s, %c : (tensor<2x3x?x?xf32>, tensor<f32>) -> tensor<2x3x?x?xf32>
+  %l = fusion.logsumexp %t axis = 3 : tensor<2x3x?x?xf32> -> tensor<2x3x?xf32>
+  %p = fusion.softmax %t axis = 3 : tensor<2x3x?x?xf32>
+  %o = fusion.matmul %p, %v : (tensor<2x3x?x?xf32>, tensor<2x3x?x16xf32>) -> tensor<2x3x?x16xf32>
+  return %o, %l : tensor<2x3x?x16xf32>, tensor<2x3x?xf32>
+}
 """)
 
 fused_dir, unfused_dir = os.path.join(work_dir, "fused"), os.path.join(work_dir, "unfused")
@@ -83,6 +94,12 @@ def sdpa(q, k, v):
     return softmax(s) @ f64(v)
 
 
+def with_lse(q, k, v):
+    s = f64(q) @ np.swapaxes(f64(k), -1, -2) * 0.1767767
+    top = s.max(axis=-1)
+    return [softmax(s) @ f64(v), top + np.log(np.exp(s - top[..., None]).sum(axis=-1))]
+
+
 def grouped_softcap(q, kt, v, mask):
     s = f64(q) @ f64(kt)
     s = np.tanh(s / 5.0) * 5.0 + f64(mask)
@@ -104,13 +121,14 @@ for length in (1, 7, 33, 64):
     q = rng.uniform(-1, 1, (2, 3, length, 32)).astype(np.float32)
     k = rng.uniform(-1, 1, (2, 3, length, 32)).astype(np.float32)
     v = rng.uniform(-1, 1, (2, 3, length, 16)).astype(np.float32)
-    cases.append((f"sdpa[{length}]", "sdpa", (q, k, v), sdpa(q, k, v), "f32"))
+    cases.append((f"sdpa[{length}]", "sdpa", (q, k, v), [sdpa(q, k, v)], "f32"))
+    cases.append((f"with_lse[{length}]", "with_lse", (q, k, v), with_lse(q, k, v), "f32"))
 causal = np.where(np.tril(np.ones((24, 24), bool)), 0.0, -np.inf).astype(np.float32)
 q = rng.uniform(-2, 2, (2, 2, 4, 24, 16)).astype(np.float32)
 kt = rng.uniform(-2, 2, (2, 2, 1, 16, 24)).astype(np.float32)
 v = rng.uniform(-1, 1, (2, 2, 1, 24, 16)).astype(np.float32)
 cases.append(("grouped_softcap", "grouped_softcap", (q, kt, v, causal),
-              grouped_softcap(q, kt, v, causal), "f32"))
+              [grouped_softcap(q, kt, v, causal)], "f32"))
 bf16 = cpu.BFLOAT16
 lengths = rng.integers(1, 41, size=3)  # ragged: keys past each length masked
 keep = (np.arange(40)[None, None, None, :] < lengths[:, None, None, None])
@@ -118,15 +136,17 @@ q = rng.uniform(-0.5, 0.5, (3, 4, 20, 32)).astype(bf16)
 kt = rng.uniform(-0.5, 0.5, (3, 4, 32, 40)).astype(bf16)
 v = rng.uniform(-1, 1, (3, 4, 40, 32)).astype(bf16)
 cases.append((f"padded_bf16 lengths {lengths.tolist()}", "padded_bf16", (q, kt, v, keep),
-              padded(q, kt, v, keep), "bf16"))
+              [padded(q, kt, v, keep)], "bf16"))
 
 for label, name, inputs, expected, element in cases:
     fused.reset_traffic()
-    (out,) = fused.functions[name](*inputs)
-    testing.check(f"{label} fused", out, expected, element, failures)
-    (ref,) = unfused.functions[name](*inputs)
-    testing.check(f"{label} unfused", ref, expected, element, failures)
-    expect(f"{label} fused == unfused", np.array_equal(f64(out), f64(ref)))
+    outs = fused.functions[name](*inputs)
+    refs = unfused.functions[name](*inputs)
+    for i, (out, ref, want) in enumerate(zip(outs, refs, expected)):
+        testing.check(f"{label} fused output {i}", out, want, element, failures)
+        testing.check(f"{label} unfused output {i}", ref, want, element, failures)
+        expect(f"{label} output {i} fused == unfused", np.array_equal(f64(out), f64(ref)))
+    expect(f"{label} outputs", len(outs) == len(refs) == len(expected))
     if report[name]["bytes"] is not None:
         counted = sum(fused.traffic(0 if name == "sdpa" else list(report).index(name)))
         expect(f"{label} traffic", counted == report[name]["bytes"],

@@ -538,6 +538,12 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
     return failure();
   }
   AttentionKernelShape shape;
+  if (kernel.getNumResults() == 2 &&
+      kernel.getYield().getValues()[1].getDefiningOp<LogSumExpOp>()) {
+    why = "the log-sum-exp of the scores as a second result (the rows "
+          "strategy writes the output only)";
+    return failure();
+  }
   Value result = kernel.getYield().getValues().front();
   shape.output = result.getDefiningOp<MatmulOp>();
   if (kernel.getNumResults() != 1 || !shape.output) {

@@ -27,11 +27,16 @@ using namespace mlir::fusion;
 namespace {
 
 /// The ops of one attention, in program order: [transpose of K], the scores'
-/// product, the math on the scores, the softmax, the output's product; and
-/// K as the kernel reads it (K^T, or K when its transpose joins).
+/// product, the math on the scores, the softmax, [the log-sum-exp of the
+/// scores' rows], the output's product; and K as the kernel reads it (K^T,
+/// or K when its transpose joins).
 struct Attention {
   SmallVector<Operation *> ops;
   MatmulOp scores, output;
+  /// The log-sum-exp of the rows of what the softmax reads, where the
+  /// program computes it (training keeps it for the backward pass): the
+  /// kernel's second result.
+  LogSumExpOp logSumExp;
   Value keys;
 };
 
@@ -44,13 +49,15 @@ ArrayRef<int64_t> shapeOf(Value value) {
 /// appends the ops from the product on. The operands off the path are the
 /// math's other inputs (a mask, a bias, constants). Fails with a reason,
 /// empty when no product is reached at all (not an attention candidate).
-/// Looks at most `depth` ops back.
+/// `value` has `uses` readers (the softmax, and a log-sum-exp), each value
+/// before it one. Looks at most `depth` ops back.
 FailureOr<MatmulOp> collectScoreMath(Value value, ArrayRef<int64_t> scores,
                                      SmallVectorImpl<Operation *> &math,
-                                     std::string &reason, int depth = 32) {
+                                     std::string &reason, unsigned uses = 1,
+                                     int depth = 32) {
   Operation *op = value.getDefiningOp();
   if (auto product = dyn_cast_or_null<MatmulOp>(op)) {
-    if (!value.hasOneUse()) {
+    if (!value.hasNUses(uses)) {
       reason = "the scores (the product) are read elsewhere too: they would "
                "be written anyway";
       return failure();
@@ -64,8 +71,8 @@ FailureOr<MatmulOp> collectScoreMath(Value value, ArrayRef<int64_t> scores,
   for (Value operand : op->getOperands()) {
     size_t before = math.size();
     std::string inner;
-    FailureOr<MatmulOp> found =
-        collectScoreMath(operand, scores, math, inner, depth - 1);
+    FailureOr<MatmulOp> found = collectScoreMath(operand, scores, math, inner,
+                                                 /*uses=*/1, depth - 1);
     if (succeeded(found)) {
       if (succeeded(product)) {
         reason = "two operands of '" + op->getName().getStringRef().str() +
@@ -83,7 +90,7 @@ FailureOr<MatmulOp> collectScoreMath(Value value, ArrayRef<int64_t> scores,
   }
   if (failed(product))
     return failure();
-  if (!value.hasOneUse()) {
+  if (!value.hasNUses(uses)) {
     reason = "a value of the math on the scores ('" +
              op->getName().getStringRef().str() + "') is read elsewhere too";
     return failure();
@@ -106,11 +113,19 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
                     : MatmulOp();
   bool feedsProduct = llvm::any_of(
       probabilities.getUsers(), [](Operation *u) { return isa<MatmulOp>(u); });
+  // A log-sum-exp over the keys of what the softmax reads.
+  int64_t rank = shapeOf(probabilities).size();
+  LogSumExpOp logSumExp;
+  for (Operation *user : softmax.getX().getUsers())
+    if (auto lse = dyn_cast<LogSumExpOp>(user);
+        lse && static_cast<int64_t>(lse.getAxis()) == rank - 1)
+      logSumExp = lse;
 
   SmallVector<Operation *> math;
   std::string pathReason;
-  FailureOr<MatmulOp> scores = collectScoreMath(
-      softmax.getX(), shapeOf(softmax.getX()), math, pathReason);
+  FailureOr<MatmulOp> scores =
+      collectScoreMath(softmax.getX(), shapeOf(softmax.getX()), math,
+                       pathReason, /*uses=*/logSumExp ? 2 : 1);
   if (failed(scores) && pathReason.empty() && !feedsProduct)
     return failure(); // not a candidate: say nothing
   auto refuse = [&](const std::string &why) -> FailureOr<Attention> {
@@ -121,7 +136,6 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
     return refuse(pathReason.empty() ? "the softmax does not read a product "
                                        "through elementwise math"
                                      : pathReason);
-  int64_t rank = shapeOf(probabilities).size();
   if (rank < 2 || static_cast<int64_t>(softmax.getAxis()) != rank - 1)
     return refuse("the softmax is not over the last axis (the keys)");
   if (!output)
@@ -129,6 +143,14 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
                   "product");
   if (output.getA() != probabilities)
     return refuse("the probabilities are not the left operand of the "
+                  "product");
+  // The kernel takes the output's place: what reads the log-sum-exp comes
+  // after it.
+  if (logSumExp && llvm::any_of(logSumExp->getUsers(), [&](Operation *user) {
+        Operation *here = output->getBlock()->findAncestorOpInBlock(*user);
+        return !here || here->isBeforeInBlock(output);
+      }))
+    return refuse("the log-sum-exp of the scores is read before the output's "
                   "product");
 
   Attention attention;
@@ -138,9 +160,12 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   attention.ops.push_back(*scores);
   llvm::append_range(attention.ops, math);
   attention.ops.push_back(softmax);
+  if (logSumExp)
+    attention.ops.push_back(logSumExp);
   attention.ops.push_back(output);
   attention.scores = *scores;
   attention.output = output;
+  attention.logSumExp = logSumExp;
   attention.keys = keys;
   return attention;
 }
@@ -161,8 +186,8 @@ void inlineKernel(KernelOp kernel) {
 
 /// Replaces the ops of `attention` by one attention kernel at the output's
 /// place: its inputs are Q, K (or K^T), V, then the other operands from
-/// outside in program order (splat constants are cloned in); the output
-/// product's result is its only result.
+/// outside in program order (splat constants are cloned in); its results
+/// are the output product's and the log-sum-exp's, if any.
 KernelOp formKernel(const Attention &attention) {
   llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
                                             attention.ops.end());
@@ -184,9 +209,12 @@ KernelOp formKernel(const Attention &attention) {
   OpBuilder builder(output);
   SmallVector<Location> locations = llvm::map_to_vector(
       attention.ops, [](Operation *op) { return op->getLoc(); });
-  auto kernel =
-      KernelOp::create(builder, builder.getFusedLoc(locations),
-                       output->getResultTypes(), KernelKind::attention, inputs);
+  SmallVector<Value> results = {output.getResult()};
+  if (attention.logSumExp)
+    results.push_back(attention.logSumExp->getResult(0));
+  auto kernel = KernelOp::create(builder, builder.getFusedLoc(locations),
+                                 ValueRange(results).getTypes(),
+                                 KernelKind::attention, inputs);
   Block &body = kernel.getBodyBlock();
   IRMapping mapping;
   mapping.map(inputs, body.getArguments());
@@ -197,8 +225,12 @@ KernelOp formKernel(const Attention &attention) {
         builder.clone(*operand.getDefiningOp(), mapping);
     builder.clone(*op, mapping);
   }
-  YieldOp::create(builder, output.getLoc(), mapping.lookup(output.getResult()));
-  output.getResult().replaceAllUsesWith(kernel.getResult(0));
+  YieldOp::create(builder, output.getLoc(),
+                  llvm::map_to_vector(results, [&](Value result) {
+                    return mapping.lookup(result);
+                  }));
+  for (auto [result, replacement] : llvm::zip(results, kernel.getResults()))
+    result.replaceAllUsesWith(replacement);
   for (Operation *op : llvm::reverse(attention.ops))
     op->erase();
   return kernel;
