@@ -7,7 +7,7 @@
 # transposed in the program, at dynamic sequence lengths (1, 7, 33, 64);
 # grouped-query heads with an additive causal mask and a tanh soft-cap;
 # bf16 with a boolean padding mask over ragged key lengths; the log-sum-exp
-# of the scores' rows as a second output.
+# of the scores' rows as a second output (dynamic and static lengths).
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -62,6 +62,16 @@ func.func @with_lse(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: tens
   %p = fusion.softmax %t axis = 3 : tensor<2x3x?x?xf32>
   %o = fusion.matmul %p, %v : (tensor<2x3x?x?xf32>, tensor<2x3x?x16xf32>) -> tensor<2x3x?x16xf32>
   return %o, %l : tensor<2x3x?x16xf32>, tensor<2x3x?xf32>
+}
+func.func @with_lse_static(%q: tensor<2x3x24x32xf32>, %k: tensor<2x3x24x32xf32>, %v: tensor<2x3x24x16xf32>) -> (tensor<2x3x24x16xf32>, tensor<2x3x24xf32>) {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x3x24x32xf32> -> tensor<2x3x32x24xf32>
+  %s = fusion.matmul %q, %kt : (tensor<2x3x24x32xf32>, tensor<2x3x32x24xf32>) -> tensor<2x3x24x24xf32>
+  %c = fusion.constant dense<0.1767767> : tensor<f32>
+  %t = fusion.mul %s, %c : (tensor<2x3x24x24xf32>, tensor<f32>) -> tensor<2x3x24x24xf32>
+  %l = fusion.logsumexp %t axis = 3 : tensor<2x3x24x24xf32> -> tensor<2x3x24xf32>
+  %p = fusion.softmax %t axis = 3 : tensor<2x3x24x24xf32>
+  %o = fusion.matmul %p, %v : (tensor<2x3x24x24xf32>, tensor<2x3x24x16xf32>) -> tensor<2x3x24x16xf32>
+  return %o, %l : tensor<2x3x24x16xf32>, tensor<2x3x24xf32>
 }
 """)
 
@@ -123,6 +133,10 @@ for length in (1, 7, 33, 64):
     v = rng.uniform(-1, 1, (2, 3, length, 16)).astype(np.float32)
     cases.append((f"sdpa[{length}]", "sdpa", (q, k, v), [sdpa(q, k, v)], "f32"))
     cases.append((f"with_lse[{length}]", "with_lse", (q, k, v), with_lse(q, k, v), "f32"))
+q = rng.uniform(-1, 1, (2, 3, 24, 32)).astype(np.float32)
+k = rng.uniform(-1, 1, (2, 3, 24, 32)).astype(np.float32)
+v = rng.uniform(-1, 1, (2, 3, 24, 16)).astype(np.float32)
+cases.append(("with_lse_static", "with_lse_static", (q, k, v), with_lse(q, k, v), "f32"))
 causal = np.where(np.tril(np.ones((24, 24), bool)), 0.0, -np.inf).astype(np.float32)
 q = rng.uniform(-2, 2, (2, 2, 4, 24, 16)).astype(np.float32)
 kt = rng.uniform(-2, 2, (2, 2, 1, 16, 24)).astype(np.float32)
