@@ -447,9 +447,10 @@ public:
     return arith::MulIOp::create(b, loc, rowTiles(b).second,
                                  indexConst(b, loc, nTiles));
   }
-  /// Columns of clusters' tiles: a cluster computes clusterBlocks()
-  /// neighbouring tiles of a row of tiles (the last one's past N, with an
-  /// odd count of two, loads zeros and stores nothing).
+  /// A row of tiles' cluster items: a cluster computes clusterBlocks()
+  /// neighbouring tiles of the row (with an odd count of tiles and
+  /// clusters of two, the last item's second tile is past N: it loads
+  /// zeros and stores nothing).
   int64_t clusterColumns() const {
     return llvm::divideCeil(nTiles, clusterBlocks());
   }
