@@ -211,10 +211,9 @@ struct Pipeline {
   /// a prologue.
   SmallVector<Value, kMaxBoxesB> mapsB;
   Type element;
-  /// Blocks of the cluster whose stages receive each box of A's tile, and
-  /// the block's rank in it (null without a cluster): the block of rank r
-  /// loads the boxes g with g % clusterBlocks == r into all of them.
-  int64_t clusterBlocks = 1;
+  /// The block's rank in its cluster (null without one): the block of
+  /// rank r loads the boxes g of A's tile with g % tiles().clusterBlocks ==
+  /// r into every block of the cluster.
   Value rank;
 
   /// Bytes of a stage that TMA loads (into it, from any block).
@@ -285,8 +284,9 @@ struct Pipeline {
         /*predicate=*/Value());
     Value k =
         arith::MulIOp::create(b, loc, step, indexConst(b, loc, tiles().k));
+    int64_t clusterBlocks = tiles().clusterBlocks;
     Value multicast;
-    if (clusterBlocks > 1)
+    if (rank)
       multicast = arith::ConstantIntOp::create(
           b, loc, (int64_t(1) << clusterBlocks) - 1, 16);
     // Coordinates are innermost first.
@@ -453,6 +453,11 @@ public:
   /// zeros and stores nothing).
   int64_t clusterColumns() const {
     return llvm::divideCeil(nTiles, clusterBlocks());
+  }
+  /// The launch's cluster items (a tile each without a cluster).
+  Value clusterItems(OpBuilder &b) const {
+    return arith::MulIOp::create(b, loc, rowTiles(b).second,
+                                 indexConst(b, loc, clusterColumns()));
   }
   /// The f32 elements of a split's partial tiles.
   Value partialElements(OpBuilder &b) const {
@@ -665,9 +670,7 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
       return failure();
     Value clusterSize = indexConst(b, loc, cluster);
     Value clusters = arith::MinUIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, rowTiles(b).second,
-                              indexConst(b, loc, clusterColumns())),
+        b, loc, clusterItems(b),
         arith::DivUIOp::create(b, loc, *multiprocessors, clusterSize));
     blocks = arith::MulIOp::create(
         b, loc, arith::MaxUIOp::create(b, loc, clusters, indexConst(b, loc, 1)),
@@ -1173,8 +1176,7 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   // The cluster's items: its tiles of a row of tiles (clusterColumns).
   int64_t cluster = clusterBlocks();
   Value clusterSize = indexConst(b, loc, cluster);
-  Value items = arith::MulIOp::create(b, loc, rowTileCount,
-                                      indexConst(b, loc, clusterColumns()));
+  Value items = clusterItems(b);
   Value clusterIndex = arith::DivUIOp::create(b, loc, ids.block, clusterSize);
   Value clusters = arith::DivUIOp::create(b, loc, ids.grid, clusterSize);
   Pipeline pipe = createPipeline(b);
@@ -1182,7 +1184,6 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   Value rank;
   if (cluster > 1) {
     rank = arith::RemUIOp::create(b, loc, ids.block, clusterSize);
-    pipe.clusterBlocks = cluster;
     pipe.rank = rank;
   }
   // A stage's "empty" barrier completes once every multiplying warp's MMA
@@ -1208,13 +1209,10 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   });
   // The barriers' initialization is seen by every thread of the cluster;
   // from here on the roles synchronize through the barriers alone.
-  auto synchronize = [&] {
-    if (cluster > 1)
-      clusterBarrier(b, loc);
-    else
-      gpu::BarrierOp::create(b, loc);
-  };
-  synchronize();
+  if (cluster > 1)
+    clusterBarrier(b, loc);
+  else
+    gpu::BarrierOp::create(b, loc);
   auto setMaxRegisters = [&](int32_t count, NVVM::SetMaxRegisterAction action) {
     NVVM::SetMaxRegisterOp::create(b, loc, count, action);
   };
