@@ -32,12 +32,13 @@ Value buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
 /// How exactly an op's f32 math must come out. `exact`: the accurate forms
 /// (a few ulp of f32). `roundedToHalf`: the op's result reaches only bf16
 /// or f16 values, through steps that keep a relative error relative, so
-/// its exponentials and its divisions by a logistic denominator (1 +
+/// its exponentials and its divisions by a denominator of at least 1 (1 +
 /// exp(-y): sigmoid, silu, tanh gelu) are marked `afn` (approximate
 /// functions), which the GPU lowering turns into hardware approximations
-/// (ex2.approx, div.approx) whose f32 errors, about 2^-17 relative at most,
-/// stay far below that rounding's 2^-9 (bf16) or 2^-11 (f16). Divisions by
-/// arbitrary values keep the full-range form.
+/// (ex2.approx, rcp.approx) whose f32 errors, about 2^-17 relative at most,
+/// stay far below that rounding's 2^-9 (bf16) or 2^-11 (f16), and erf gelu
+/// is computed from a fitted erfc (about 2^-16). Divisions by arbitrary
+/// values keep the full-range form.
 enum class MathPrecision { exact, roundedToHalf };
 
 /// The precision the op defining `result` (a value of a kernel body) needs:

@@ -296,7 +296,7 @@ struct KernelsToGPUPass
       if (failed(convertFunction(function, *libraryCalls, matmulTf32)))
         return signalPassFailure();
     }
-    module.walk(useFullRangeDivision);
+    module.walk(useGpuMathForms);
   }
 };
 

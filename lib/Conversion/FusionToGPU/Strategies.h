@@ -72,8 +72,9 @@ Value combineOverCluster(OpBuilder &b, Location loc, Operation *reduction,
                          Value total, Value slots, int64_t ordinal, Value tid,
                          int64_t blocks);
 
-/// f32 division in `launch` as `div.full.f32` (FullRangeDivision.cpp).
-void useFullRangeDivision(gpu::LaunchOp launch);
+/// f32 divisions and approximate exponentials in `launch` in the GPU's
+/// forms (GpuMathForms.cpp).
+void useGpuMathForms(gpu::LaunchOp launch);
 
 } // namespace mlir::fusion::codegen
 

@@ -2,21 +2,21 @@
 // RUN: fusion-opt %s --split-input-file --fusion-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
 
 // The math of an op whose result is rounded to bf16 or f16 takes the
-// approximate hardware forms (ScalarOps' MathPrecision): exponentials
-// marked afn (libdevice's fast exp, ex2.approx), divisions by a logistic
-// denominator div.approx. The elementwise composites stay whole to the
-// strategy, so their result type decides.
+// approximate hardware forms (ScalarOps' MathPrecision, GpuMathForms.cpp):
+// exponentials ex2.approx.ftz, divisions by a logistic denominator as
+// products with rcp.approx.ftz. The elementwise composites stay whole to
+// the strategy, so their result type decides.
 
 // CHECK-LABEL: func.func @gelu_tanh_bf16
 // CHECK: gpu.launch
-// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT: llvm.nvvm.div.full
-// CHECK: llvm.call_intrinsic "llvm.nvvm.div.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
 // CHECK: gpu.terminator
 // PTX-LABEL: gpu.binary @gelu_tanh_bf16_k0_module
-// PTX-SAME: ex2.approx.f32
+// PTX-SAME: ex2.approx.ftz.f32
 // PTX-NOT: div.full.f32
-// PTX-SAME: div.approx.f32
+// PTX-SAME: rcp.approx.ftz.f32
 func.func @gelu_tanh_bf16(%x: tensor<64x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<64x1024xbf16> {
   %0 = fusion.add %x, %b : (tensor<64x1024xbf16>, tensor<1024xbf16>) -> tensor<64x1024xbf16>
   %1 = fusion.gelu %0 approximation = tanh : tensor<64x1024xbf16>
@@ -25,10 +25,43 @@ func.func @gelu_tanh_bf16(%x: tensor<64x1024xbf16>, %b: tensor<1024xbf16>) -> te
 
 // -----
 
+// Erf gelu rounded to bf16 is x Phi(x) through erfc (ScalarOps'
+// buildGeluByErfc): an approximate division, a polynomial of FMAs and an
+// approximate exponential, no erf; in f32 it keeps libdevice's erf.
+// CHECK-LABEL: func.func @gelu_erf_bf16
+// CHECK: gpu.launch
+// CHECK-NOT: math.erf
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// CHECK-COUNT-7: math.fma
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: arith.cmpf oge
+// CHECK-NOT: math.erf
+// CHECK: gpu.terminator
+// PTX-LABEL: gpu.binary @gelu_erf_bf16_k0_module
+// PTX-SAME: rcp.approx.ftz.f32
+// PTX-SAME: ex2.approx.ftz.f32
+// PTX-LABEL: gpu.binary @gelu_erf_f32_k0_module
+// PTX-NOT: rcp.approx
+// CHECK-LABEL: func.func @gelu_erf_f32
+// CHECK: gpu.launch
+// CHECK: math.erf
+// CHECK: gpu.terminator
+func.func @gelu_erf_bf16(%x: tensor<4096xbf16>) -> tensor<4096xbf16> {
+  %0 = fusion.gelu %x : tensor<4096xbf16>
+  return %0 : tensor<4096xbf16>
+}
+func.func @gelu_erf_f32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %0 = fusion.gelu %x : tensor<4096xf32>
+  return %0 : tensor<4096xf32>
+}
+
+// -----
+
 // Silu and sigmoid in f16 likewise.
 // CHECK-LABEL: func.func @silu_sigmoid_f16
+// PTX-LABEL: gpu.binary @silu_sigmoid_f16_k0_module
 // CHECK: gpu.launch
-// CHECK-COUNT-2: math.exp {{.*}} fastmath<afn>
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT: llvm.nvvm.div.full
 // CHECK: gpu.terminator
 func.func @silu_sigmoid_f16(%x: tensor<4096xf16>) -> (tensor<4096xf16>, tensor<4096xf16>) {
@@ -42,11 +75,11 @@ func.func @silu_sigmoid_f16(%x: tensor<4096xf16>) -> (tensor<4096xf16>, tensor<4
 // An f32 result keeps the accurate forms.
 // CHECK-LABEL: func.func @gelu_tanh_f32
 // CHECK: gpu.launch
-// CHECK-NOT: fastmath<afn>
+// CHECK-NOT: approx.ftz
 // CHECK: math.exp
-// CHECK-NOT: fastmath<afn>
+// CHECK-NOT: approx.ftz
 // CHECK: llvm.call_intrinsic "llvm.nvvm.div.full"
-// CHECK-NOT: llvm.nvvm.div.approx
+// CHECK-NOT: llvm.nvvm.rcp.approx.ftz
 // CHECK: gpu.terminator
 func.func @gelu_tanh_f32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
   %0 = fusion.gelu %x approximation = tanh : tensor<4096xf32>
@@ -60,8 +93,8 @@ func.func @gelu_tanh_f32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
 // CHECK-LABEL: func.func @div_exp_bf16
 // CHECK: gpu.launch
 // CHECK: llvm.call_intrinsic "llvm.nvvm.div.full"
-// CHECK-NOT: llvm.nvvm.div.approx
-// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK-NOT: llvm.nvvm.rcp.approx.ftz
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: gpu.terminator
 func.func @div_exp_bf16(%x: tensor<4096xbf16>, %y: tensor<4096xbf16>) -> tensor<4096xbf16> {
   %0 = fusion.div %x, %y : tensor<4096xbf16>
@@ -76,7 +109,7 @@ func.func @div_exp_bf16(%x: tensor<4096xbf16>, %y: tensor<4096xbf16>) -> tensor<
 // non-negative terms and a quotient: they take the fast form.
 // CHECK-LABEL: func.func @softmax_bf16
 // CHECK: gpu.launch
-// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: gpu.terminator
 func.func @softmax_bf16(%x: tensor<256x1024xbf16>) -> tensor<256x1024xbf16> {
   %0 = fusion.softmax %x axis = 1 : tensor<256x1024xbf16>
@@ -89,7 +122,7 @@ func.func @softmax_bf16(%x: tensor<256x1024xbf16>) -> tensor<256x1024xbf16> {
 // CHECK-LABEL: func.func @softmax_streamed_bf16
 // CHECK: gpu.launch
 // CHECK: scf.for
-// CHECK: math.exp {{.*}} fastmath<afn>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: gpu.all_reduce
 // CHECK: gpu.terminator
 func.func @softmax_streamed_bf16(%x: tensor<256x?xbf16>) -> tensor<256x?xbf16> {
@@ -104,7 +137,7 @@ func.func @softmax_streamed_bf16(%x: tensor<256x?xbf16>) -> tensor<256x?xbf16> {
 // accurate exponentials.
 // CHECK-LABEL: func.func @softmax_f32
 // CHECK: gpu.launch
-// CHECK-NOT: fastmath<afn>
+// CHECK-NOT: approx.ftz
 // CHECK: gpu.terminator
 func.func @softmax_f32(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
   %0 = fusion.softmax %x axis = 1 : tensor<256x1024xf32>
@@ -115,7 +148,7 @@ func.func @softmax_f32(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
 
 // CHECK-LABEL: func.func @logsumexp_bf16
 // CHECK: gpu.launch
-// CHECK-NOT: fastmath<afn>
+// CHECK-NOT: approx.ftz
 // CHECK: gpu.terminator
 func.func @logsumexp_bf16(%x: tensor<256x1024xbf16>) -> tensor<256xbf16> {
   %0 = fusion.logsumexp %x axis = 1 : tensor<256x1024xbf16> -> tensor<256xbf16>

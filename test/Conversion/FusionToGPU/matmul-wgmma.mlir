@@ -85,9 +85,9 @@
 // CHECK-COUNT-2: nvvm.mbarrier.arrive
 // The epilogue: each warp rounds its pairs of the accumulators to bf16
 // into its 16 rows of shared memory, then reads vectors of 8 along N and
-// evaluates the bias, erf gelu on them, masked at the tile's edges, and
-// stores each output once (the accesses to shared memory aligned: 4 and 16
-// bytes).
+// evaluates the bias, erf gelu on them (its bf16 form: erfc's polynomial
+// and a fast exponential), masked at the tile's edges, and stores each
+// output once (the accesses to shared memory aligned: 4 and 16 bytes).
 // CHECK: builtin.unrealized_conversion_cast %{{.+}} : !nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>> to !llvm.struct<(struct<(f32
 // CHECK: llvm.extractvalue
 // CHECK: arith.truncf %{{.+}} : vector<2xf32> to vector<2xbf16>
@@ -96,7 +96,10 @@
 // CHECK: scf.for
 // CHECK: scf.if
 // CHECK: vector.load %{{.+}} {alignment = 16 : i64} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// CHECK: math.erf
+// CHECK-NOT: math.erf
+// CHECK: math.fma
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT: math.erf
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK: nvvm.bar.warp.sync
 // CHECK: scf.yield
@@ -134,7 +137,7 @@ func.func @matmul_bias_gelu(%a: tensor<300x296xbf16>, %b: tensor<296x200xbf16>, 
 // CHECK: vector.load %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: %[[C64:.+]] = arith.addi %[[C]], %c64{{(_[0-9]+)?}} : index
 // CHECK: vector.load %{{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// CHECK: math.exp
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK-NOT: vector.store
 // CHECK: gpu.terminator

@@ -1,0 +1,102 @@
+//===- GpuMathForms.cpp - The GPU's forms of division and exp -------------===//
+//
+// f32 divisions in launches become `div.full.f32` (full range, at most 2
+// ulp; Triton's default) instead of the IEEE `div.rn.f32` that arith.divf
+// lowers to, a long instruction sequence per element (sigmoid and silu
+// divide for every element). Those marked `afn` divide by a denominator of
+// at least 1 (1 + exp(-y), erfc's 1 + p t) in an op rounded to bf16 or f16
+// (ScalarOps' MathPrecision): they become the dividend times
+// `rcp.approx.ftz.f32` of the divisor (at most 1 ulp, then the product's
+// rounding; a divisor past 2^126 gives 0, where the quotient is below
+// FLT_MIN times the dividend; the product keeps subnormal quotients, as
+// tanh gelu's x / 2 near 0). Exponentials marked `afn` become
+// `ex2.approx.ftz.f32` (of x log2(e) for exp), which flushes results
+// below FLT_MIN to zero. These forms spare the instructions that rescale
+// subnormal operands and results around each approximation (SASS: a
+// compare, a select and two multiplies for div.approx, a compare and two
+// multiplies for ex2.approx, against one MUFU each). Vectors are computed
+// lane by lane, as LLVM would. The CPU path keeps IEEE division and libm's
+// exponentials.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+/// Intrinsic `name` of `arguments` (f32, or vectors of f32 of `type`,
+/// lane by lane).
+static Value callIntrinsic(OpBuilder &b, Location loc, StringRef name,
+                           Type type, ValueRange arguments) {
+  StringAttr intrinsic = b.getStringAttr(name);
+  auto call = [&](ValueRange scalars) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), intrinsic,
+                                         scalars)
+        .getResult(0);
+  };
+  auto vector = dyn_cast<VectorType>(type);
+  if (!vector)
+    return call(arguments);
+  SmallVector<Value> lanes;
+  for (int64_t lane = 0; lane < vector.getNumElements(); ++lane) {
+    SmallVector<Value> scalars;
+    for (Value argument : arguments)
+      scalars.push_back(vector::ExtractOp::create(b, loc, argument, lane));
+    lanes.push_back(call(scalars));
+  }
+  return vector::FromElementsOp::create(b, loc, vector, lanes);
+}
+
+static bool isApproximate(arith::FastMathFlags flags) {
+  return bitEnumContainsAll(flags, arith::FastMathFlags::afn);
+}
+
+/// `op`'s result in the GPU's form, or null to keep it.
+static Value getGpuForm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Type type = op->getResult(0).getType();
+  if (auto div = dyn_cast<arith::DivFOp>(op)) {
+    if (!isApproximate(div.getFastmath()))
+      return callIntrinsic(b, loc, "llvm.nvvm.div.full", type,
+                           {div.getLhs(), div.getRhs()});
+    // x (1 / d): the product in full range (x * 1 folds away).
+    return arith::MulFOp::create(
+        b, loc, div.getLhs(),
+        callIntrinsic(b, loc, "llvm.nvvm.rcp.approx.ftz.f", type,
+                      div.getRhs()));
+  }
+  auto flags = cast<arith::ArithFastMathInterface>(op).getFastMathFlagsAttr();
+  if (!flags || !isApproximate(flags.getValue()))
+    return Value();
+  Value x = op->getOperand(0);
+  if (isa<math::ExpOp>(op))
+    x = arith::MulFOp::create(b, loc, x,
+                              f32Constant(b, loc, 1.0 / std::log(2.0), type));
+  return callIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", type, x);
+}
+
+void codegen::useGpuMathForms(gpu::LaunchOp launch) {
+  SmallVector<Operation *> ops;
+  launch.getBody().walk([&](Operation *op) {
+    if (isa<arith::DivFOp, math::ExpOp, math::Exp2Op>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    if (Value form = getGpuForm(b, op)) {
+      op->getResult(0).replaceAllUsesWith(form);
+      op->erase();
+    }
+  }
+}
