@@ -80,8 +80,7 @@ static Value getGpuForm(OpBuilder &b, Operation *op) {
     return Value();
   Value x = op->getOperand(0);
   if (isa<math::ExpOp>(op))
-    x = arith::MulFOp::create(b, loc, x,
-                              f32Constant(b, loc, 1.0 / std::log(2.0), type));
+    x = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, M_LOG2E, type));
   return callIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", type, x);
 }
 

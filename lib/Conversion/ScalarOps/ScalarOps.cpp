@@ -169,7 +169,7 @@ static Value buildGeluByErfc(const MathForms &m, Value x) {
   auto constant = [&](double value) {
     return f32Constant(b, loc, value, type);
   };
-  const double log2e = 1.0 / std::log(2.0);
+  const double log2e = M_LOG2E;
   Value s = arith::MulFOp::create(b, loc, math::AbsFOp::create(b, loc, x),
                                   constant(std::sqrt(log2e / 2.0)));
   Value u = m.divByAtLeastOne(
@@ -186,7 +186,7 @@ static Value buildGeluByErfc(const MathForms &m, Value x) {
       math::FmaOp::create(b, loc, arith::NegFOp::create(b, loc, s), s, poly);
   Value q = arith::MulFOp::create(
       b, loc, u,
-      math::Exp2Op::create(b, loc, exponent, arith::FastMathFlags::afn));
+      math::Exp2Op::create(b, loc, exponent, getFastMathFlags(m.precision)));
   Value phi = arith::SelectOp::create(
       b, loc,
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
