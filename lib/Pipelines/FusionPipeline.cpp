@@ -18,6 +18,7 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
   if (options.attention != AttentionKernels::none) {
     FusionFuseAttentionOptions attention;
     attention.gpu = options.attention == AttentionKernels::gpu;
+    attention.chip = options.chip;
     attention.emitRemarks = options.emitRemarks;
     pm.addPass(createFusionFuseAttention(attention));
   }
@@ -71,11 +72,12 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
 
 void fusion::buildFusionKernels(OpPassManager &pm, bool fuse,
                                 MatmulEpilogue matmulEpilogue,
-                                AttentionKernels attention) {
+                                AttentionKernels attention, StringRef chip) {
   if (fuse) {
     FusionPipelineOptions options;
     options.matmulEpilogue = matmulEpilogue;
     options.attention = attention;
+    options.chip = chip.str();
     buildFusionPipeline(pm, options);
     return;
   }

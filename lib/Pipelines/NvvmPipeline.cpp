@@ -33,7 +33,7 @@ void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
   // The sizes a call must agree on, checked at entry once lowered.
   pm.addPass(createFusionRecordSizeChecks());
   buildFusionKernels(pm, options.fuse, options.matmulEpilogue,
-                     kGpuAttentionKernels);
+                     kGpuAttentionKernels, options.chip);
   // The plan of every kernel for the chip: what the report counts and the
   // codegen carries out.
   FusionPlanKernelsOptions plan;

@@ -264,7 +264,8 @@ int main(int argc, char **argv) {
   mlir::fusion::buildFusionKernels(formKernels, !noFuse, matmulEpilogue,
                                    target == "cuda"
                                        ? mlir::fusion::kGpuAttentionKernels
-                                       : mlir::fusion::kCpuAttentionKernels);
+                                       : mlir::fusion::kCpuAttentionKernels,
+                                   chip);
   if (failed(formKernels.run(*kernels)) ||
       failed(writeSignatures(*module, *kernels, outputFile, target)))
     return 1;

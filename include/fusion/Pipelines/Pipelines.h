@@ -48,6 +48,11 @@ struct FusionPipelineOptions
       llvm::cl::desc("Which attentions fusion-fuse-attention (run first) "
                      "makes kernels of"),
       llvm::cl::init(AttentionKernels::all), attentionKernelsValues()};
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("The GPU whose attention strategies attention=gpu asks "
+                     "of"),
+      llvm::cl::init("sm_90")};
   PassOptions::Option<bool> emitRemarks{
       *this, "emit-remarks",
       llvm::cl::desc("Remarks on every edge left unfused"),
@@ -126,10 +131,10 @@ inline constexpr AttentionKernels kGpuAttentionKernels = AttentionKernels::gpu;
 /// The kernels both lowerings start from: fusion-pipeline when `fuse`
 /// (with the `attention` kernels), otherwise one kernel per primitive op
 /// (decompose, canonicalize, cse, fusion-outline), so the unfused program
-/// goes through the same code.
+/// goes through the same code. `chip` is the GPU of `attention=gpu`.
 void buildFusionKernels(OpPassManager &pm, bool fuse,
                         MatmulEpilogue matmulEpilogue,
-                        AttentionKernels attention);
+                        AttentionKernels attention, StringRef chip = "sm_90");
 
 /// Registers `fusion-pipeline`.
 void registerFusionPipelines();

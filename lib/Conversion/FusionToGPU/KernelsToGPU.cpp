@@ -59,6 +59,8 @@ static LogicalResult emitKernel(OpBuilder &b, KernelOp kernel,
     return emitPerElement(b, loc, kernel, plan, buffers);
   case KernelStrategy::attention_rows:
     return emitAttentionRows(b, loc, kernel, plan, buffers);
+  case KernelStrategy::attention_tiles:
+    return emitAttentionTiles(b, loc, kernel, plan, buffers);
   case KernelStrategy::library_matmul:
     break;
   }
@@ -282,8 +284,10 @@ struct KernelsToGPUPass
                               [](Operation *op) {
                                 auto kernel = op->getParentOfType<KernelOp>();
                                 return kernel && kernel.getPlanAttr() &&
-                                       kernel.getPlanAttr().getStrategy() ==
-                                           KernelStrategy::attention_rows;
+                                       llvm::is_contained(
+                                           {KernelStrategy::attention_rows,
+                                            KernelStrategy::attention_tiles},
+                                           kernel.getPlanAttr().getStrategy());
                               });
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -50,6 +50,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Hopper.h"
 #include "PointEvaluator.h"
 #include "Strategies.h"
 
@@ -82,9 +83,6 @@ static_assert(kWgmmaTiles.n % (2 * kBoxColumns) == 0 &&
               kWgmmaFewRowTiles.n % (2 * kBoxColumns) == 0 &&
               kWgmmaTiles.n <= kMaxBoxesB * kBoxColumns &&
               kWgmmaFewRowTiles.n <= kMaxBoxesB * kBoxColumns);
-/// 128-byte swizzling repeats every 1024 bytes; stages start on that
-/// boundary, which the dynamic shared memory's base need not be on.
-constexpr int64_t kSwizzleAlignment = 1024;
 /// Shared bytes past the stages: the split's arrival count.
 constexpr int64_t kArrivalBytes = 16;
 /// Tile rows of a group of tiles (see the launch body).
@@ -161,42 +159,6 @@ static_assert(TileBytes{kWgmmaTiles}.warpStagingOffset() +
                       TileBytes{kWgmmaFewRowTiles}.warpStagingBytes() +
                       kSwizzleAlignment <=
                   227 * 1024);
-
-Attribute workgroupSpace(MLIRContext *context) {
-  return gpu::AddressSpaceAttr::get(
-      context, gpu::GPUDialect::getWorkgroupAddressSpace());
-}
-
-MemRefType sharedTile(ArrayRef<int64_t> shape, Type element) {
-  return MemRefType::get(shape, element, MemRefLayoutAttrInterface{},
-                         workgroupSpace(element.getContext()));
-}
-
-/// A tensor map of boxes of `box` elements, 128-byte swizzled, zeros past
-/// the tensor's edges.
-nvgpu::TensorMapDescriptorType tensorMapType(ArrayRef<int64_t> box,
-                                             Type element) {
-  return nvgpu::TensorMapDescriptorType::get(
-      element.getContext(), sharedTile(box, element),
-      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-}
-
-/// The tensor map of `buffer` (a matrix in global memory) in boxes of `box`.
-Value createTensorMap(OpBuilder &b, Location loc, Value buffer,
-                      ArrayRef<int64_t> box) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value unranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(type.getElementType(), Attribute{}),
-      buffer);
-  SmallVector<Value> boxSizes;
-  for (int64_t size : box)
-    boxSizes.push_back(indexConst(b, loc, size));
-  return nvgpu::TmaCreateDescriptorOp::create(
-      b, loc, tensorMapType(box, type.getElementType()), unranked, boxSizes);
-}
 
 /// What the launch body works on: the shared stages, their barriers and
 /// the tensor maps.
@@ -309,69 +271,6 @@ struct Pipeline {
             /*multicastMask=*/Value(), /*predicate=*/Value());
   }
 };
-
-/// The shared-memory address of barrier `id` of `group`, for the NVVM
-/// operations nvgpu has no form of: reached through the memref nvgpu's
-/// lowering makes of the group (reconcile-unrealized-casts folds the cast
-/// with the lowering's).
-Value barrierPointer(OpBuilder &b, Location loc, Value group, Value id) {
-  auto groupType = cast<nvgpu::MBarrierGroupType>(group.getType());
-  auto memrefType =
-      MemRefType::get({groupType.getNumBarriers()}, b.getI64Type(),
-                      MemRefLayoutAttrInterface{}, groupType.getMemorySpace());
-  Value barriers = UnrealizedConversionCastOp::create(b, loc, memrefType, group)
-                       .getResult(0);
-  Value address = arith::AddIOp::create(
-      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, barriers),
-      arith::MulIOp::create(b, loc, id, indexConst(b, loc, 8)));
-  return LLVM::IntToPtrOp::create(
-      b, loc,
-      LLVM::LLVMPointerType::get(
-          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)
-          .getResult());
-}
-
-/// Waits until barrier `id` of `group` completes its phase of parity
-/// `parity` (an i1): a loop of NVVM's try_wait without a suspend-time hint
-/// (nvgpu's try_wait.parity takes one).
-void waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
-                  Value parity) {
-  Value pointer = barrierPointer(b, loc, group, id);
-  Value phase = arith::ExtUIOp::create(b, loc, b.getI32Type(), parity);
-  auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-  OpBuilder::InsertionGuard guard(b);
-  b.createBlock(&loop.getBefore());
-  Value done = NVVM::MBarrierTryWaitOp::create(b, loc, b.getI1Type(), pointer,
-                                               phase, /*ticks=*/Value());
-  scf::ConditionOp::create(
-      b, loc,
-      arith::XOrIOp::create(b, loc, done,
-                            arith::ConstantIntOp::create(b, loc, 1, 1)),
-      ValueRange{});
-  b.createBlock(&loop.getAfter());
-  scf::YieldOp::create(b, loc);
-}
-
-/// The warpgroup of `thread`, as its warp's first lane has it: ptxas then
-/// knows the value is the same across the warp and keeps what is computed
-/// from it (the MMAs' descriptors of A) in uniform registers, instead of
-/// moving each descriptor into them before its MMA (H200, 2026-12-01: twice
-/// the instructions issued of cuBLAS's kernel, ncu).
-Value uniformWarpgroup(OpBuilder &b, Location loc, Value thread) {
-  Value group = arith::IndexCastUIOp::create(
-      b, loc, b.getI32Type(),
-      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128)));
-  Value broadcast = gpu::ShuffleOp::create(b, loc, group, /*offset=*/0,
-                                           /*width=*/32, gpu::ShuffleMode::IDX)
-                        .getShuffleResult();
-  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), broadcast);
-}
-
-Value isThreadZero(OpBuilder &b, Location loc, Value thread) {
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
-                               indexConst(b, loc, 0));
-}
 
 /// The row and first column of vector `i` of a row-major walk over rows
 /// of `rowVectors` vectors of `width` elements.

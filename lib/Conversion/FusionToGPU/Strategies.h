@@ -53,6 +53,11 @@ LogicalResult emitMatmulWgmma(OpBuilder &b, Location loc, KernelOp kernel,
 LogicalResult emitAttentionRows(OpBuilder &b, Location loc, KernelOp kernel,
                                 KernelPlanAttr plan,
                                 const KernelBuffers &buffers);
+/// `attention_tiles`: a block per 128 query rows on sm_90 tensor cores,
+/// the softmax online (AttentionTiles.cpp).
+LogicalResult emitAttentionTiles(OpBuilder &b, Location loc, KernelOp kernel,
+                                 KernelPlanAttr plan,
+                                 const KernelBuffers &buffers);
 /// `per_element`: a thread per output element (PerElement.cpp).
 LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
                              KernelPlanAttr plan,

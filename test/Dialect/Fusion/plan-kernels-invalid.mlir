@@ -147,7 +147,7 @@ func.func @plan_wgmma_split(%a: tensor<16x128xbf16>, %b: tensor<128x64xbf16>) ->
 // -----
 
 func.func @attention_rows_stored_kt(%q: tensor<4x1x64xbf16>, %kt: tensor<4x64x?xbf16>, %v: tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16> {
-  // expected-error @+1 {{plan does not fit: K^T is stored as it is (the rows strategy reads rows of K)}}
+  // expected-error @+1 {{plan does not fit: K^T is stored as it is (the GPU strategies read rows of K)}}
   %0 = fusion.kernel attention (%q, %kt, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, split = 4, passes = [1, 1, 1]>} : (tensor<4x1x64xbf16>, tensor<4x64x?xbf16>, tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16> {
   ^bb0(%a: tensor<4x1x64xbf16>, %b: tensor<4x64x?xbf16>, %c: tensor<4x?x64xbf16>):
     %s = fusion.matmul %a, %b : (tensor<4x1x64xbf16>, tensor<4x64x?xbf16>) -> tensor<4x1x?xbf16>

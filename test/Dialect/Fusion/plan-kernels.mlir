@@ -658,7 +658,8 @@ func.func @prologue_transposed(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) ->
 
 // Attention kernels: with few query rows and K stored by rows,
 // attention_rows (8 rows here: 132 ranges, eight blocks a multiprocessor);
-// otherwise no GPU strategy yet: per_element, and the remark says why.
+// with many, bf16 or f16, on sm_90, attention_tiles; otherwise no GPU
+// strategy: per_element, and the remark says why.
 // CHECK-LABEL: func @attention_decode
 // CHECK: plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, split = 132, passes = [1, 1, 1]>
 func.func @attention_decode(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x1x64xbf16> {
@@ -673,9 +674,25 @@ func.func @attention_decode(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x?x64xbf16>
   return %0 : tensor<2x4x1x64xbf16>
 }
 
+// CHECK-LABEL: func @attention_prefill
+// CHECK: plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>
+// SM80-LABEL: func @attention_prefill
+// SM80: plan = #fusion.plan<per_element
+func.func @attention_prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention (%q, %k, %v) : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
 // CHECK-LABEL: func @attention
 // CHECK: plan = #fusion.plan<per_element
-// REMARK: remark: [plan] runs per_element: K^T is stored as it is (the rows strategy reads rows of K)
+// REMARK: remark: [plan] runs per_element: K^T is stored as it is (the GPU strategies read rows of K)
 func.func @attention(%q: tensor<64x32xf32>, %kt: tensor<32x64xf32>, %v: tensor<64x32xf32>) -> tensor<64x32xf32> {
   %0 = fusion.kernel attention (%q, %kt, %v) : (tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>) -> tensor<64x32xf32> {
   ^bb0(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x32xf32>):

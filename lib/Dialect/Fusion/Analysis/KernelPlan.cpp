@@ -540,8 +540,8 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   AttentionKernelShape shape;
   if (kernel.getNumResults() == 2 &&
       kernel.getYield().getValues()[1].getDefiningOp<LogSumExpOp>()) {
-    why = "the log-sum-exp of the scores as a second result (the rows "
-          "strategy writes the output only)";
+    why = "the log-sum-exp of the scores as a second result (the GPU "
+          "strategies write the output only)";
     return failure();
   }
   Value result = kernel.getYield().getValues().front();
@@ -575,29 +575,74 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   return shape;
 }
 
-std::string fusion::whyNotAttentionRows(KernelOp kernel) {
+/// What both attention strategies need: the attention structure, K stored
+/// by rows (`[..., Sk, D]`, read as the keys' rows), and the output's batch
+/// axes those of the scores (V only broadcasts). Empty when `kernel` has
+/// them, `shape` then filled.
+static std::string whyNotKeyRowsAttention(KernelOp kernel,
+                                          AttentionKernelShape &shape) {
   std::string why;
-  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
-  if (failed(shape))
+  FailureOr<AttentionKernelShape> found = getAttentionKernelShape(kernel, why);
+  if (failed(found))
     return why;
-  if (!shape->keysTransposed)
-    return "K^T is stored as it is (the rows strategy reads rows of K)";
-  ArrayRef<int64_t> q = shapeOf(shape->queries);
+  shape = *found;
+  if (!shape.keysTransposed)
+    return "K^T is stored as it is (the GPU strategies read rows of K)";
+  if (shapeOf(shape.scores.getResult()).drop_back(2) !=
+      shapeOf(kernel.getResult(0)).drop_back(2))
+    return "V has batch axes the scores broadcast over";
+  return "";
+}
+
+std::string fusion::whyNotAttentionRows(KernelOp kernel) {
+  AttentionKernelShape shape;
+  if (std::string why = whyNotKeyRowsAttention(kernel, shape); !why.empty())
+    return why;
+  ArrayRef<int64_t> q = shapeOf(shape.queries);
   int64_t queries = q[q.size() - 2];
   if (ShapedType::isDynamic(queries) || queries > kAttentionRowsMaxQueries)
     return "more than " + std::to_string(kAttentionRowsMaxQueries) +
            " query rows, or a dynamic number (the rows strategy reads K and "
            "V once per query row)";
-  int64_t head = shapeOf(shape->queries).back();
+  int64_t head = shapeOf(shape.queries).back();
   if (!llvm::is_contained({32, 64, 128, 256}, head) ||
-      shapeOf(shape->values).back() != head)
+      shapeOf(shape.values).back() != head)
     return "head sizes other than one D = Dv of 32, 64, 128 or 256 (D / 16 "
            "lanes hold a row in vectors of 16)";
-  // The output's batch axes index the scores' (V only broadcasts).
-  if (shapeOf(shape->scores.getResult()).drop_back(2) !=
-      shapeOf(kernel.getResult(0)).drop_back(2))
-    return "V has batch axes the scores broadcast over";
   return "";
+}
+
+std::string fusion::whyNotAttentionTiles(KernelOp kernel,
+                                         const GpuTarget &target) {
+  if (!target.warpgroupMma)
+    return "warpgroup MMA needs sm_90 (" + target.chip + " has none)";
+  AttentionKernelShape shape;
+  if (std::string why = whyNotKeyRowsAttention(kernel, shape); !why.empty())
+    return why;
+  Type element = getElementTypeOrSelf(shape.queries.getType());
+  if (!element.isBF16() && !element.isF16())
+    return "Q, K and V are not bf16 or f16";
+  for (Value operand :
+       {Value(shape.keys), Value(shape.values), kernel.getResult(0)})
+    if (getElementTypeOrSelf(operand.getType()) != element)
+      return "Q, K, V and the output are not of one type";
+  int64_t head = shapeOf(shape.queries).back();
+  if ((head != 64 && head != 128) || shapeOf(shape.values).back() != head)
+    return "head sizes other than one D = Dv of 64 or 128";
+  return "";
+}
+
+std::string fusion::whyNoGpuAttention(KernelOp kernel,
+                                      const GpuTarget &target) {
+  std::string rows = whyNotAttentionRows(kernel);
+  if (rows.empty())
+    return "";
+  std::string tiles = whyNotAttentionTiles(kernel, target);
+  if (tiles.empty())
+    return "";
+  if (tiles == rows)
+    return rows;
+  return "attention_rows: " + rows + "; attention_tiles: " + tiles;
 }
 
 std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
@@ -1114,9 +1159,17 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
     break;
   }
   case KernelKind::attention: {
-    reason = whyNotAttentionRows(kernel);
-    if (!reason.empty())
-      break;
+    if (!whyNotAttentionRows(kernel).empty()) {
+      // Many query rows: tensor-core tiles of them, each reading K and V
+      // once.
+      reason = whyNoGpuAttention(kernel, options.target);
+      if (!reason.empty())
+        break;
+      return KernelPlanAttr::get(context, KernelStrategy::attention_tiles,
+                                 kAttentionTilesThreads, /*vector=*/2,
+                                 RowStorage::none, /*cluster=*/1, once,
+                                 /*split=*/1);
+    }
     // A block per query row and range of keys: ranges enough for eight
     // blocks a multiprocessor, whose loads keep the memory busy (rows
     // counted where static).
@@ -1303,6 +1356,15 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
         plan.getVector() != kAttentionRowsLaneElements)
       os << "an attention_rows plan has " << kAttentionRowsThreads
          << " threads and vectors of " << kAttentionRowsLaneElements;
+    return message;
+  }
+  case KernelStrategy::attention_tiles: {
+    message = whyNotAttentionTiles(kernel, target);
+    if (!message.empty())
+      return message;
+    if (plan.getThreads() != kAttentionTilesThreads || plan.getVector() != 2)
+      os << "an attention_tiles plan has " << kAttentionTilesThreads
+         << " threads and vectors of 2";
     return message;
   }
   case KernelStrategy::per_element:

@@ -575,8 +575,9 @@ LogicalResult KernelOp::verifyRegions() {
                            "row_reduction or wide_row kernel");
       break;
     case KernelStrategy::attention_rows:
+    case KernelStrategy::attention_tiles:
       if (kind != KernelKind::attention)
-        return emitOpError("an attention_rows plan needs an attention kernel");
+        return emitOpError("an attention plan needs an attention kernel");
       break;
     case KernelStrategy::per_element:
       break;

@@ -241,6 +241,12 @@ struct FuseAttentionPass
   using Base::Base;
 
   void runOnOperation() override {
+    FailureOr<GpuTarget> target = GpuTarget::fromChip(chip);
+    if (gpu && failed(target)) {
+      getOperation()->emitError("fusion-fuse-attention: unknown chip '")
+          << chip << "' (expected sm_<version>, such as sm_90)";
+      return signalPassFailure();
+    }
     SmallVector<SoftmaxOp> softmaxes;
     getOperation()->walk([&](SoftmaxOp softmax) {
       // Not inside a kernel already formed (by hand or an earlier run).
@@ -252,7 +258,7 @@ struct FuseAttentionPass
       FailureOr<Attention> attention = matchAttention(softmax, reason);
       if (succeeded(attention)) {
         KernelOp kernel = formKernel(*attention);
-        std::string noStrategy = gpu ? whyNotAttentionRows(kernel) : "";
+        std::string noStrategy = gpu ? whyNoGpuAttention(kernel, *target) : "";
         if (noStrategy.empty())
           continue;
         if (emitRemarks)

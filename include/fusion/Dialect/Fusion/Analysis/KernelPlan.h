@@ -276,6 +276,23 @@ constexpr int64_t kAttentionRowsMaxRanges = 256;
 /// D / 16 lanes), the output's batch axes the scores'.
 std::string whyNotAttentionRows(KernelOp kernel);
 
+/// The `attention_tiles` strategy (sm_90): a block per 128 query rows of a
+/// batch, two warpgroups multiplying 64 rows each on the tensor cores, a
+/// third loading K and V, 128 keys a step.
+constexpr int64_t kAttentionTilesQueries = 128;
+constexpr int64_t kAttentionTilesKeys = 128;
+constexpr int64_t kAttentionTilesThreads = 384;
+
+/// Why the `attention_tiles` strategy cannot run `kernel` on `target`;
+/// empty when it can: an attention kernel on a chip with warpgroup MMA, K
+/// stored `[..., Sk, D]`, Q, K and V of one type (bf16 or f16), one head
+/// size D = Dv of 64 or 128, the output's batch axes the scores'.
+std::string whyNotAttentionTiles(KernelOp kernel, const GpuTarget &target);
+
+/// Why no GPU strategy runs attention kernel `kernel` on `target` (what
+/// attention_rows and attention_tiles say); empty when one does.
+std::string whyNoGpuAttention(KernelOp kernel, const GpuTarget &target);
+
 /// The plan of `kernel`. Never fails: a kernel that no specialised strategy
 /// takes gets `per_element` (which runs any kernel), and `fallbackReason`,
 /// when given, says why.

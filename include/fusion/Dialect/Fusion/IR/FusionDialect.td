@@ -99,7 +99,8 @@ def Fusion_KernelStrategy : I32EnumAttr<"KernelStrategy",
       I32EnumAttrCase<"columns", 6>,
       I32EnumAttrCase<"split_reduction", 7>,
       I32EnumAttrCase<"matmul_wgmma", 8>,
-      I32EnumAttrCase<"attention_rows", 9>]> {
+      I32EnumAttrCase<"attention_rows", 9>,
+      I32EnumAttrCase<"attention_tiles", 10>]> {
   let cppNamespace = "::mlir::fusion";
   let genSpecializedAttr = 0;
 }
@@ -142,12 +143,16 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       output and range of its elements), `attention_rows` (an `attention`
       kernel with few query rows, as in decoding: a block per query row and
       range of keys, the softmax online, the last block of a row combining
-      the ranges).
+      the ranges), `attention_tiles` (an `attention` kernel with many query
+      rows, on sm_90 tensor cores: a block per 128 query rows, K and V
+      tiles of 128 keys through TMA, the scores and the online softmax in
+      registers).
     - `threads`: threads per block.
     - `vector`: elements per vector access along the innermost dimension
       (for a row of dynamic length: where its length is a multiple of it
       at run time, else single elements; for `attention_rows`, the elements
-      of a row of Q, K or V each lane holds, 16).
+      of a row of Q, K or V each lane holds, 16; for `attention_tiles`, 2:
+      the pairs of scores a lane holds).
     - `row`: where a row kernel keeps its row between passes (`registers`:
       loaded once; `streamed`: every pass reads it again); `none` otherwise.
     - `cluster`: blocks per row (`cluster_rows`), else 1.

@@ -112,15 +112,18 @@ def FusionFuseAttention : Pass<"fusion-fuse-attention"> {
     (`[attention] ...`).
 
     The CPU lowering computes the kernel op by op. On the GPU the
-    `attention_rows` strategy runs attention with few query rows (decoding);
-    with `gpu`, as the GPU pipeline runs it, only the attentions it runs
-    become kernels (`whyNotAttentionRows`), the others stay their products
+    `attention_rows` strategy runs attention with few query rows (decoding)
+    and `attention_tiles` (sm_90) attention with many; with `gpu`, as the
+    GPU pipeline runs it, only the attentions one of them runs on `chip`
+    become kernels (`whyNoGpuAttention`), the others stay their products
     and softmax (with `emit-remarks`, `[attention] not formed for the GPU:
     ...`).
   }];
   let options = [FusionRemarkOption,
     Option<"gpu", "gpu", "bool", /*default=*/"false",
-           "Form only the attentions a GPU strategy runs">
+           "Form only the attentions a GPU strategy runs">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU whose strategies `gpu` asks of">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }

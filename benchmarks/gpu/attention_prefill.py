@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Prefill attention on the GPU machine (attention_tiles: a block per 128
+query rows on the sm_90 tensor cores, the softmax online): MODULE compiled
+into the bundle as attention_prefill.fused.so. Checks against PyTorch in
+float64 at ragged sequence lengths (query and key lengths dynamic, equal
+and not), outputs poisoned first; then the time per call (and that of
+attention_prefill.before.so, a build from before a codegen change, where
+present) beside torch's scaled_dot_product_attention (its flash backend,
+where the program has no score math SDPA cannot fuse), the same math eager
+and under torch.compile. bf16, batch 2, 16 heads, preallocated outputs,
+median of triton.testing.do_bench; TFLOP/s counts the two products
+(4 B H Sq Sk D). Prints a table last and writes attention_prefill.json
+into $OUT.
+
+    python3 attention_prefill.py            # on the GPU machine, from the bundle
+    python3 attention_prefill.py --checks   # the checks only (for compute-sanitizer)
+    python3 attention_prefill.py --module   # the module's text (for the bundle)
+"""
+
+import json
+import os
+import sys
+
+BATCH, HEADS = 2, 16
+CAP = 30.0
+
+
+def _attention(name, dim, body, extra_args="", extra_types=""):
+    t = f"tensor<{BATCH}x{HEADS}x?x{dim}xbf16>"
+    s = f"tensor<{BATCH}x{HEADS}x?x?x"
+    return f"""
+func.func @{name}(%q: {t}, %k: {t}, %v: {t}{extra_args}) -> {t} {{
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {t} -> tensor<{BATCH}x{HEADS}x{dim}x?xbf16>
+  %s = fusion.matmul %q, %kt : ({t}, tensor<{BATCH}x{HEADS}x{dim}x?xbf16>) -> {s}bf16>
+  %sf = fusion.convert %s : {s}bf16> to {s}f32>
+{body}
+  %tb = fusion.convert %t : {s}f32> to {s}bf16>
+  %p = fusion.softmax %tb axis = 3 : {s}bf16>
+  %o = fusion.matmul %p, %v : ({s}bf16>, {t}) -> {t}
+  return %o : {t}
+}}
+"""
+
+
+def _scaled(dim):
+    s = f"tensor<{BATCH}x{HEADS}x?x?xf32>"
+    return f"""  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %t = fusion.mul %sf, %c : ({s}, tensor<f32>) -> {s}"""
+
+
+def _softcap(dim):
+    s = f"tensor<{BATCH}x{HEADS}x?x?xf32>"
+    return f"""  %c = fusion.constant dense<{dim ** -0.5 / CAP}> : tensor<f32>
+  %cap = fusion.constant dense<{CAP}> : tensor<f32>
+  %d = fusion.mul %sf, %c : ({s}, tensor<f32>) -> {s}
+  %th = fusion.tanh %d : {s}
+  %t = fusion.mul %th, %cap : ({s}, tensor<f32>) -> {s}"""
+
+
+def _bias(dim):
+    s = f"tensor<{BATCH}x{HEADS}x?x?xf32>"
+    return f"""  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %d = fusion.mul %sf, %c : ({s}, tensor<f32>) -> {s}
+  %t = fusion.add %d, %bias : ({s}, tensor<1x{HEADS}x?x?xf32>) -> {s}"""
+
+
+# name -> (head size, score math); `bias` takes an additive bias per head
+# (an ALiBi-like or causal mask, f32, broadcast over the batch).
+PROGRAMS = {
+    "prefill": (128, _scaled),
+    "prefill_d64": (64, _scaled),
+    "prefill_softcap": (128, _softcap),
+    "prefill_bias": (128, _bias),
+}
+
+MODULE = "".join(
+    _attention(name, dim, math(dim),
+               extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
+    for name, (dim, math) in PROGRAMS.items())
+
+TOLERANCE = 1e-2  # bf16 output, relative norm error
+# (query length, key length): ragged, dynamic, equal and not.
+CHECK_LENGTHS = ((1, 1), (7, 7), (127, 129), (128, 128), (200, 77), (1000, 1000),
+                 (100, 3000), (4096, 4096))
+BENCH_LENGTHS = (1024, 4096, 16384)
+
+
+def main(checks_only=False):
+    import torch
+    import torch.nn.functional as F
+    import triton.testing
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    from fusion import cuda
+
+    fused = cuda.load(os.path.join(here, "attention_prefill.fused.so"))
+    checked = cuda.load(os.path.join(here, "attention_prefill.fused.so"), debug=True)
+    before_path = os.path.join(here, "attention_prefill.before.so")
+    before = cuda.load(before_path) if os.path.exists(before_path) else None
+    results, lines = {"checks": {}, "times_us": {}}, []
+
+    def inputs(name, sq, sk, seed):
+        dim = PROGRAMS[name][0]
+        g = torch.Generator(device="cuda").manual_seed(seed)
+
+        def rand(*shape):
+            return torch.randn(*shape, device="cuda", generator=g).bfloat16()
+        args = [rand(BATCH, HEADS, sq, dim), rand(BATCH, HEADS, sk, dim),
+                rand(BATCH, HEADS, sk, dim)]
+        if name == "prefill_bias":
+            # Causal (aligned at the end, as when queries are the last
+            # tokens) with an ALiBi-like slope per head; every row keeps a key.
+            i = torch.arange(sq, device="cuda")[:, None] + (sk - sq)
+            j = torch.arange(sk, device="cuda")[None, :]
+            slopes = 2.0 ** (-8.0 * torch.arange(1, HEADS + 1, device="cuda") / HEADS)
+            bias = -slopes[:, None, None] * (i - j).abs()
+            bias = torch.where(j <= i.clamp(min=0), bias, float("-inf"))
+            bias[:, :, 0] = torch.where(torch.isinf(bias[:, :, 0]), 0.0, bias[:, :, 0])
+            args.append(bias[None].float().contiguous())
+        return args
+
+    def reference(name, q, k, v, bias=None):
+        dim = PROGRAMS[name][0]
+        s = q.double() @ k.double().transpose(-1, -2) * dim ** -0.5
+        if name == "prefill_softcap":
+            s = torch.tanh(s / CAP) * CAP
+        if bias is not None:
+            s = s + bias.double()
+        return torch.softmax(s, -1) @ v.double()
+
+    def record(name, ok, detail):
+        results["checks"][name] = dict(ok=ok, detail=detail)
+        lines.append(f"{'ok  ' if ok else 'FAIL'} {name:48} {detail}")
+
+    for name in PROGRAMS:
+        for sq, sk in CHECK_LENGTHS:
+            for seed in (1, 2):
+                args = inputs(name, sq, sk, 1000 * sq + sk + seed)
+                out = torch.full_like(args[0], float("nan"))
+                checked.functions[name](*args, outputs=[out])
+                torch.cuda.synchronize()
+                ref = reference(name, *args)
+                o = out.double()
+                err = float("inf") if torch.isnan(o).any() else float(
+                    (o - ref).norm() / ref.norm())
+                record(f"{name} q={sq} k={sk} seed={seed}", err <= TOLERANCE, f"rel.err {err:.1e}")
+
+    if checks_only:
+        print("\n".join(lines))
+        failed = sum(not c["ok"] for c in results["checks"].values())
+        print(f"attention prefill checks: {len(results['checks']) - failed} passed, {failed} failed")
+        sys.exit(1 if failed else 0)
+
+    def eager_fn(name):
+        dim = PROGRAMS[name][0]
+
+        def f(q, k, v, bias=None):
+            s = (q @ k.transpose(-1, -2)).float() * dim ** -0.5
+            if name == "prefill_softcap":
+                s = torch.tanh(s / CAP) * CAP
+            if bias is not None:
+                s = s + bias
+            return torch.softmax(s, -1).bfloat16() @ v
+        return f
+
+    def median_us(f):
+        return triton.testing.do_bench(f, return_mode="median") * 1e3
+
+    for name in PROGRAMS:
+        eager = eager_fn(name)
+        compiled = torch.compile(eager)
+        dim = PROGRAMS[name][0]
+        for length in BENCH_LENGTHS:
+            # The unfused peers materialize B H S^2 scores: past 4096 only
+            # the plain programs (SDPA) are timed beside Fusion.
+            if length > 4096 and name in ("prefill_softcap", "prefill_bias"):
+                continue
+            args = inputs(name, length, length, 7)
+            q, k, v = args[:3]
+            out = [torch.empty_like(q)]
+            row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=out))}
+            if before:
+                row["fusion_before"] = median_us(
+                    lambda: before.functions[name](*args, outputs=out))
+            if length <= 4096:
+                row["eager"] = median_us(lambda: eager(*args))
+                row["torch.compile"] = median_us(lambda: compiled(*args))
+            if name in ("prefill", "prefill_d64"):
+                row["sdpa"] = median_us(
+                    lambda: F.scaled_dot_product_attention(q, k, v, scale=dim ** -0.5))
+            elif name == "prefill_bias":
+                bias = args[3].bfloat16()
+                row["sdpa (bias)"] = median_us(
+                    lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=bias,
+                                                           scale=dim ** -0.5))
+            flops = 4 * BATCH * HEADS * length * length * dim
+            results["times_us"][f"{name}[{length}]"] = row
+            peers = {k_: v_ for k_, v_ in row.items() if not k_.startswith("fusion")}
+            best = min(peers.values()) if peers else float("nan")
+            lines.append(f"     {name}[{length}] us: " + "  ".join(f"{k_} {v_:.1f}" for k_, v_ in row.items())
+                         + f"  | fusion {flops / row['fusion'] / 1e6:.0f} TFLOP/s,"
+                         f" {best / row['fusion']:.2f}x the best peer")
+    out_dir = os.environ.get("OUT", ".")
+    results["device"] = torch.cuda.get_device_name()
+    with open(os.path.join(out_dir, "attention_prefill.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(results["device"])
+    print("\n".join(lines))
+    failed = sum(not c["ok"] for c in results["checks"].values())
+    print(f"attention prefill checks: {len(results['checks']) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--module"]:
+        print(MODULE)
+    else:
+        main(checks_only=sys.argv[1:] == ["--checks"])

@@ -1,0 +1,753 @@
+//===- AttentionTiles.cpp - The attention_tiles strategy ------------------===//
+//
+// Attention with many query rows on sm_90 tensor cores (FlashAttention's
+// online softmax): a block per 128 query rows of a batch, three
+// warpgroups. The last loads: Q's rows once, then K's and V's rows 128 keys
+// a step through TMA into two stages of 128-byte-swizzled shared memory,
+// each stage refilled once the multiplying warps release it (an "empty"
+// mbarrier per stage, as in the warp-specialized matmul). The other two
+// multiply 64 query rows each: S = Q K^T with warpgroup MMA (K read
+// K-major), the scores' math (scale, mask, bias, soft-cap: the kernel
+// body's at that point, PointEvaluator) on the accumulator in registers,
+// the online softmax (running maximum and sum per row, the output
+// rescaled as the maximum grows), the probabilities rounded to the
+// operands' type into shared memory in the swizzled layout an MMA operand
+// has, then O += P V (V read N-major). The scores never reach global
+// memory; K and V are read once per block of query rows.
+//
+// Rows and keys past the sequences' ends: the tensor maps are 3-D (batch,
+// row, column), so TMA fills zeros past each batch's rows, and keys past
+// the end are masked to -inf before the softmax. The MMAs are NVVM's
+// wgmma.mma_async on descriptors built here (nvgpu's warpgroup.mma steps
+// B's descriptor along K as an N-major operand only, and S reads K
+// K-major).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hopper.h"
+#include "PointEvaluator.h"
+#include "Strategies.h"
+
+#include "fusion/Conversion/ScalarOps.h"
+#include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::codegen;
+
+namespace {
+
+/// A warpgroup's query rows; the multiplying warpgroups.
+constexpr int64_t kGroupRows = 64;
+constexpr int64_t kWarpgroups = kAttentionTilesQueries / kGroupRows;
+static_assert(kAttentionTilesThreads == (kWarpgroups + 1) * 128);
+/// Stages of K and V tiles in flight.
+constexpr int64_t kStages = 2;
+/// Every tile is loaded in boxes of 64 x 64 elements: 128-byte rows (the
+/// swizzle's width), 8 KiB.
+constexpr int64_t kBox = 64;
+constexpr int64_t kBoxBytes = kBox * kBox * 2;
+/// The K extent of one warpgroup MMA (bf16, f16).
+constexpr int64_t kMmaK = 16;
+/// Registers a thread keeps on each side (setmaxnreg; the block's pool is
+/// 168 for each of its 384 threads, MatmulWgmma.cpp).
+constexpr int32_t kProducerRegisters = 56;
+constexpr int32_t kConsumerRegisters = 224;
+static_assert(128 * kProducerRegisters +
+                  kWarpgroups * 128 * kConsumerRegisters <=
+              65536 / kAttentionTilesThreads / 8 * 8 * kAttentionTilesThreads);
+/// Barriers of the "full" group: Q, then K and V of each stage.
+constexpr int64_t kQueriesLoaded = 0;
+constexpr int64_t kKeysLoaded = 1;
+constexpr int64_t kValuesLoaded = kKeysLoaded + kStages;
+constexpr int64_t kFullBarriers = kValuesLoaded + kStages;
+
+/// Byte offsets of the tiles in shared memory (from a swizzle boundary),
+/// for head size `head`.
+struct SharedLayout {
+  int64_t head;
+
+  constexpr int64_t headBoxes() const { return head / kBox; }
+  /// Q: warpgroup g's rows, box b of the head at (g * headBoxes + b).
+  constexpr int64_t queries(int64_t group, int64_t box) const {
+    return (group * headBoxes() + box) * kBoxBytes;
+  }
+  constexpr int64_t queryBytes() const {
+    return kAttentionTilesQueries * head * 2;
+  }
+  constexpr int64_t keyBytes() const { return kAttentionTilesKeys * head * 2; }
+  constexpr int64_t stageBytes() const { return 2 * keyBytes(); }
+  /// A stage's K: box b of the head holds every key's columns 64 b..,
+  /// the keys' 64-row boxes one after the other (one swizzled tile).
+  constexpr int64_t keys(int64_t stage) const {
+    return queryBytes() + stage * stageBytes();
+  }
+  constexpr int64_t keyBox(int64_t box, int64_t keyHalf) const {
+    return (box * (kAttentionTilesKeys / kBox) + keyHalf) * kBoxBytes;
+  }
+  /// A stage's V: for each 64 keys, the head's boxes side by side (the
+  /// N-major B operand of an MMA of 64 along K).
+  constexpr int64_t values(int64_t stage) const {
+    return keys(stage) + keyBytes();
+  }
+  constexpr int64_t valueBox(int64_t keyChunk, int64_t box) const {
+    return (keyChunk * headBoxes() + box) * kBoxBytes;
+  }
+  /// Warpgroup g's probabilities: a 64 x 64 swizzled tile per 64 keys.
+  constexpr int64_t probabilities(int64_t group) const {
+    return queryBytes() + kStages * stageBytes() +
+           group * kGroupRows * kAttentionTilesKeys * 2;
+  }
+  constexpr int64_t total() const { return probabilities(kWarpgroups); }
+};
+static_assert(SharedLayout{128}.total() + kSwizzleAlignment <= 227 * 1024);
+
+/// A warpgroup MMA's shared-memory matrix descriptor (PTX ISA, "Matrix
+/// Descriptor Format") of the 128-byte-swizzled tile at shared address
+/// `address` (an index), with leading and stride byte offsets `leading` and
+/// `stride`.
+Value matrixDescriptor(OpBuilder &b, Location loc, Value address,
+                       int64_t leading, int64_t stride) {
+  Type i64 = b.getI64Type();
+  Value start = arith::ShRUIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc,
+                            arith::IndexCastUIOp::create(b, loc, i64, address),
+                            arith::ConstantIntOp::create(b, loc, 0x3FFFF, 64)),
+      arith::ConstantIntOp::create(b, loc, 4, 64));
+  int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) |
+                   (int64_t(1) << 62); // swizzle mode 1: 128 bytes
+  return arith::OrIOp::create(b, loc, start,
+                              arith::ConstantIntOp::create(b, loc, fields, 64));
+}
+
+/// `descriptor` moved `bytes` further (a step along K inside a tile).
+Value advance(OpBuilder &b, Location loc, Value descriptor, int64_t bytes) {
+  if (bytes == 0)
+    return descriptor;
+  return arith::AddIOp::create(
+      b, loc, descriptor, arith::ConstantIntOp::create(b, loc, bytes >> 4, 64));
+}
+
+/// The f32 accumulator of a 64 x `n` warpgroup MMA, as NVVM has it.
+LLVM::LLVMStructType accumulatorType(MLIRContext *context, int64_t n) {
+  return LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(n / 2, Float32Type::get(context)));
+}
+
+/// One wgmma.mma_async of 64 x `n` x 16 into `accumulator` (replaced when
+/// not `accumulate`), B K-major (`keyMajorB`) or N-major.
+Value multiply(OpBuilder &b, Location loc, Value accumulator, Value descA,
+               Value descB, int64_t n, Type element, bool accumulate,
+               bool keyMajorB) {
+  MLIRContext *context = b.getContext();
+  NVVM::WGMMATypes type =
+      element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  return NVVM::WgmmaMmaAsyncOp::create(
+      b, loc, accumulator.getType(), accumulator, descA, descB,
+      NVVM::MMAShapeAttr::get(context, 64, n, kMmaK),
+      NVVM::WGMMATypesAttr::get(context, type),
+      NVVM::WGMMATypesAttr::get(context, type),
+      NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
+      NVVM::WGMMAScaleOutAttr::get(context, accumulate
+                                                ? NVVM::WGMMAScaleOut::one
+                                                : NVVM::WGMMAScaleOut::zero),
+      NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one),
+      NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one),
+      NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
+      NVVM::MMALayoutAttr::get(context, keyMajorB ? NVVM::MMALayout::col
+                                                  : NVVM::MMALayout::row),
+      NVVM::MMAIntOverflowAttr::get(context, NVVM::MMAIntOverflow::wrapped));
+}
+
+Value minusInfinity(OpBuilder &b, Location loc) {
+  return f32Constant(b, loc, -std::numeric_limits<double>::infinity(),
+                     b.getF32Type());
+}
+
+Value shuffleXor(OpBuilder &b, Location loc, Value value, int32_t offset) {
+  return gpu::ShuffleOp::create(b, loc, value, offset, /*width=*/32,
+                                gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
+class AttentionTiles {
+public:
+  AttentionTiles(Location loc, KernelOp kernel, const KernelBuffers &buffers,
+                 const AttentionKernelShape &shape)
+      : loc(loc), kernel(kernel), buffers(buffers), shape(shape),
+        head(shapeOf(shape.queries).back()), layout{head},
+        element(getElementTypeOrSelf(shape.queries.getType())) {}
+
+  LogicalResult emit(OpBuilder &b);
+
+private:
+  /// The output's batch axes (all but the last two).
+  SmallVector<Value> batchSizes(OpBuilder &b) const {
+    SmallVector<Value> sizes = sizesOf(b, loc, buffers.outputs[0]);
+    sizes.resize(sizes.size() - 2);
+    return sizes;
+  }
+  Value inputBuffer(BlockArgument arg) const {
+    return buffers.inputs[arg.getArgNumber()];
+  }
+  /// Input `arg` (`[batch..., rows, head]`) as `[batches, rows, head]`.
+  Value asBatches(OpBuilder &b, BlockArgument arg) const;
+  /// The batch of input `arg` that the output's batch `batch` (a
+  /// multi-index) reads: its broadcast axes at 0, linearized.
+  Value batchOf(OpBuilder &b, BlockArgument arg, ArrayRef<Value> batch) const;
+  /// Rows of input `arg`'s sequence (its second-to-last size).
+  Value rowsOf(OpBuilder &b, BlockArgument arg) const {
+    int64_t rank = shapeOf(arg).size();
+    return memref::DimOp::create(b, loc, inputBuffer(arg), rank - 2);
+  }
+  LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids, Value queryTiles);
+
+  Location loc;
+  KernelOp kernel;
+  const KernelBuffers &buffers;
+  AttentionKernelShape shape;
+  int64_t head;
+  SharedLayout layout;
+  Type element;
+  /// On the host: the tensor maps of Q, K and V.
+  Value mapQ, mapK, mapV;
+};
+
+} // namespace
+
+Value AttentionTiles::asBatches(OpBuilder &b, BlockArgument arg) const {
+  Value buffer = inputBuffer(arg);
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2) {
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+    for (int64_t d = 0; d < 2; ++d)
+      sizes.push_back(memref::DimOp::create(b, loc, buffer, d).getResult());
+    SmallVector<int64_t> shape3 = {1, type.getDimSize(0), type.getDimSize(1)};
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get(shape3, type.getElementType()), buffer,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}}, sizes);
+  }
+  ReassociationIndices batch;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    batch.push_back(d);
+  return memref::CollapseShapeOp::create(
+      b, loc, buffer,
+      ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
+}
+
+Value AttentionTiles::batchOf(OpBuilder &b, BlockArgument arg,
+                              ArrayRef<Value> batch) const {
+  ArrayRef<int64_t> out = shapeOf(KernelOp(kernel).getResult(0));
+  Value buffer = inputBuffer(arg);
+  Value flat = indexConst(b, loc, 0);
+  for (auto [d, source] : llvm::enumerate(
+           getBroadcastSources(shapeOf(arg).drop_back(2), out.drop_back(2)))) {
+    Value size = memref::DimOp::create(b, loc, buffer, d);
+    flat = arith::MulIOp::create(b, loc, flat, size);
+    if (source)
+      flat = arith::AddIOp::create(b, loc, flat, batch[*source]);
+  }
+  return flat;
+}
+
+LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
+                                       Value queryTiles) {
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  Value zero = indexConst(b, loc, 0);
+  Value one = indexConst(b, loc, 1);
+  int64_t boxes = layout.headBoxes();
+
+  // The block's batch and its first query row.
+  Value batchFlat = arith::DivUIOp::create(b, loc, ids.block, queryTiles);
+  Value row0 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, ids.block, queryTiles),
+      indexConst(b, loc, kAttentionTilesQueries));
+  SmallVector<Value> batch = delinearize(b, loc, batchFlat, batchSizes(b));
+  Value queries = rowsOf(b, shape.queries);
+  Value keys = rowsOf(b, shape.keys);
+  Value keyTiles = arith::CeilDivUIOp::create(
+      b, loc, keys, indexConst(b, loc, kAttentionTilesKeys));
+
+  // Shared memory: the tiles from the first swizzle boundary past the
+  // dynamic shared memory's symbol (MatmulWgmma.cpp says why), and the
+  // barriers.
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, workgroupSpace(context)));
+  Value symbol = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
+  Value alignment = indexConst(b, loc, kSwizzleAlignment);
+  Value base = arith::SubIOp::create(
+      b, loc, alignment, arith::RemUIOp::create(b, loc, symbol, alignment));
+  // The shared address of byte `offset` of the layout, and a view there.
+  auto addressOf = [&](Value offset) {
+    return arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, symbol, base), offset);
+  };
+  auto view = [&](Value offset, ArrayRef<int64_t> viewShape, Type type) {
+    return memref::ViewOp::create(b, loc, sharedTile(viewShape, type), shared,
+                                  arith::AddIOp::create(b, loc, base, offset),
+                                  ValueRange{});
+  };
+  auto byteConst = [&](int64_t bytes) { return indexConst(b, loc, bytes); };
+  Value full = nvgpu::MBarrierCreateOp::create(
+      b, loc,
+      nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
+                                    kFullBarriers));
+  Value empty = nvgpu::MBarrierCreateOp::create(
+      b, loc,
+      nvgpu::MBarrierGroupType::get(context, workgroupSpace(context), kStages));
+  int64_t consumerWarps = kWarpgroups * 4;
+  emitIf(b, loc, isThreadZero(b, loc, ids.thread), [&] {
+    for (int64_t i = 0; i < kFullBarriers; ++i)
+      nvgpu::MBarrierInitOp::create(b, loc, full, one, indexConst(b, loc, i),
+                                    /*predicate=*/Value());
+    for (int64_t s = 0; s < kStages; ++s)
+      nvgpu::MBarrierInitOp::create(b, loc, empty,
+                                    indexConst(b, loc, consumerWarps),
+                                    indexConst(b, loc, s),
+                                    /*predicate=*/Value());
+  });
+  gpu::BarrierOp::create(b, loc);
+
+  Value warpgroup = uniformWarpgroup(b, loc, ids.thread);
+  auto role = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
+                            indexConst(b, loc, kWarpgroups)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  auto stageOf = [&](Value step) {
+    return arith::RemUIOp::create(b, loc, step, indexConst(b, loc, kStages));
+  };
+  // A stage's barriers complete for the (step / kStages)-th time at `step`.
+  auto parityOf = [&](Value step) {
+    return arith::IndexCastOp::create(
+        b, loc, b.getI1Type(),
+        arith::RemUIOp::create(
+            b, loc,
+            arith::DivUIOp::create(b, loc, step, indexConst(b, loc, kStages)),
+            indexConst(b, loc, 2)));
+  };
+  auto stageOffset = [&](Value stage, int64_t first) {
+    return arith::AddIOp::create(
+        b, loc, byteConst(first),
+        arith::MulIOp::create(b, loc, stage, byteConst(layout.stageBytes())));
+  };
+
+  // The loads, by the last warpgroup's first thread: Q's rows once, then
+  // each step's K and V once the multiplying warps have released the stage
+  // (a fresh barrier counts as completed for the round before the first).
+  b.setInsertionPoint(role.thenBlock()->getTerminator());
+  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  SmallVector<int64_t> box = {1, kBox, kBox};
+  Value batchQ = batchOf(b, shape.queries, batch);
+  Value batchK = batchOf(b, shape.keys, batch);
+  Value batchV = batchOf(b, shape.values, batch);
+  emitIf(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ids.thread,
+                            indexConst(b, loc, kWarpgroups * 128)),
+      [&] {
+        Value loaded = indexConst(b, loc, kQueriesLoaded);
+        nvgpu::MBarrierArriveExpectTxOp::create(
+            b, loc, full, byteConst(layout.queryBytes()), loaded,
+            /*predicate=*/Value());
+        // Coordinates are innermost first.
+        for (int64_t g = 0; g < kWarpgroups; ++g)
+          for (int64_t h = 0; h < boxes; ++h)
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc, view(byteConst(layout.queries(g, h)), box, element),
+                full, mapQ,
+                ValueRange{
+                    indexConst(b, loc, h * kBox),
+                    arith::AddIOp::create(b, loc, row0,
+                                          indexConst(b, loc, g * kGroupRows)),
+                    batchQ},
+                loaded, /*multicastMask=*/Value(), /*predicate=*/Value());
+        auto steps = scf::ForOp::create(b, loc, zero, keyTiles, one);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(steps.getBody());
+        Value step = steps.getInductionVar();
+        Value stage = stageOf(step);
+        waitForPhase(
+            b, loc, empty, stage,
+            arith::XOrIOp::create(b, loc, parityOf(step),
+                                  arith::ConstantIntOp::create(b, loc, 1, 1)));
+        Value key0 = arith::MulIOp::create(
+            b, loc, step, indexConst(b, loc, kAttentionTilesKeys));
+        Value keysLoaded = arith::AddIOp::create(
+            b, loc, stage, indexConst(b, loc, kKeysLoaded));
+        Value valuesLoaded = arith::AddIOp::create(
+            b, loc, stage, indexConst(b, loc, kValuesLoaded));
+        nvgpu::MBarrierArriveExpectTxOp::create(
+            b, loc, full, byteConst(layout.keyBytes()), keysLoaded,
+            /*predicate=*/Value());
+        nvgpu::MBarrierArriveExpectTxOp::create(
+            b, loc, full, byteConst(layout.keyBytes()), valuesLoaded,
+            /*predicate=*/Value());
+        for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk) {
+          Value row = arith::AddIOp::create(b, loc, key0,
+                                            indexConst(b, loc, chunk * kBox));
+          for (int64_t h = 0; h < boxes; ++h) {
+            Value column = indexConst(b, loc, h * kBox);
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc,
+                view(arith::AddIOp::create(b, loc,
+                                           stageOffset(stage, layout.keys(0)),
+                                           byteConst(layout.keyBox(h, chunk))),
+                     box, element),
+                full, mapK, ValueRange{column, row, batchK}, keysLoaded,
+                /*multicastMask=*/Value(), /*predicate=*/Value());
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc,
+                view(arith::AddIOp::create(
+                         b, loc, stageOffset(stage, layout.values(0)),
+                         byteConst(layout.valueBox(chunk, h))),
+                     box, element),
+                full, mapV, ValueRange{column, row, batchV}, valuesLoaded,
+                /*multicastMask=*/Value(), /*predicate=*/Value());
+          }
+        }
+      });
+
+  // The products and the softmax, by the other warpgroups.
+  b.setInsertionPoint(role.elseBlock()->getTerminator());
+  NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  // Fragment layout of warpgroup MMA (PTX ISA, "wgmma .m64nNk16" register
+  // fragment D): lane l of warp w holds rows 16 w + l / 4 and 8 rows below,
+  // and of each 8 columns the pair from 2 (l % 4); float 4 j + 2 h + c is
+  // column 8 j + 2 (l % 4) + c of the row 8 h below.
+  Value lane =
+      arith::RemUIOp::create(b, loc, ids.thread, indexConst(b, loc, 32));
+  Value warp = arith::RemUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, ids.thread, indexConst(b, loc, 32)),
+      indexConst(b, loc, 4));
+  Value quadRow = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4));
+  Value quadColumn = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
+      indexConst(b, loc, 2));
+  // The thread's rows in the warpgroup's 64, and in the batch.
+  Value groupRow[2], row[2];
+  for (int64_t h = 0; h < 2; ++h) {
+    groupRow[h] = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16)),
+            quadRow),
+        indexConst(b, loc, 8 * h));
+    row[h] = arith::AddIOp::create(
+        b, loc, row0,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, warpgroup,
+                                  indexConst(b, loc, kGroupRows)),
+            groupRow[h]));
+  }
+  // Descriptors: K-major tiles (Q, K, P) have 8-row groups 1024 bytes
+  // apart; V, N-major, its boxes along N 8 KiB apart too.
+  auto descriptorAt = [&](Value offset, int64_t leading) {
+    return matrixDescriptor(b, loc, addressOf(offset), leading, 1024);
+  };
+  Value groupOffset =
+      arith::MulIOp::create(b, loc, warpgroup, byteConst(layout.queries(1, 0)));
+  Value probabilityOffset = arith::AddIOp::create(
+      b, loc, byteConst(layout.probabilities(0)),
+      arith::MulIOp::create(
+          b, loc, warpgroup,
+          byteConst(layout.probabilities(1) - layout.probabilities(0))));
+  Value descQ = descriptorAt(groupOffset, 16);
+  Value descP = descriptorAt(probabilityOffset, 16);
+  // The probabilities' view, as elements.
+  Value probabilities =
+      view(probabilityOffset, {kGroupRows * kAttentionTilesKeys}, element);
+
+  waitForPhase(b, loc, full, indexConst(b, loc, kQueriesLoaded),
+               arith::ConstantIntOp::create(b, loc, 0, 1));
+  auto scoresType = accumulatorType(context, kAttentionTilesKeys);
+  auto outputType = accumulatorType(context, head);
+  Value outputInit = LLVM::ZeroOp::create(b, loc, outputType);
+  Value minusInf = minusInfinity(b, loc);
+  Value zeroF = f32Constant(b, loc, 0.0, f32);
+  Value lastQuery = arith::SubIOp::create(b, loc, queries, one);
+  Value lastKey = arith::SubIOp::create(b, loc, keys, one);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, keyTiles, one,
+      ValueRange{outputInit, minusInf, minusInf, zeroF, zeroF});
+  PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+  Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    PointEvaluator::CacheScope scope(evaluator);
+    Value step = loop.getInductionVar();
+    Value output = loop.getRegionIterArgs()[0];
+    Value max[2] = {loop.getRegionIterArgs()[1], loop.getRegionIterArgs()[2]};
+    Value sum[2] = {loop.getRegionIterArgs()[3], loop.getRegionIterArgs()[4]};
+    Value stage = stageOf(step);
+    Value parity = parityOf(step);
+    Value key0 = arith::MulIOp::create(b, loc, step,
+                                       indexConst(b, loc, kAttentionTilesKeys));
+
+    // S = Q K^T, over the head's boxes and 16 columns an MMA.
+    waitForPhase(
+        b, loc, full,
+        arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kKeysLoaded)),
+        parity);
+    Value descK = descriptorAt(stageOffset(stage, layout.keys(0)), 16);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value scores = LLVM::PoisonOp::create(b, loc, scoresType);
+    for (int64_t h = 0; h < boxes; ++h)
+      for (int64_t k = 0; k < kBox / kMmaK; ++k)
+        scores = multiply(
+            b, loc, scores,
+            advance(b, loc, descQ, layout.queries(0, h) + k * kMmaK * 2),
+            advance(b, loc, descK, layout.keyBox(h, 0) + k * kMmaK * 2),
+            kAttentionTilesKeys, element, /*accumulate=*/h + k > 0,
+            /*keyMajorB=*/true);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+
+    // The scores' math at (row, key) (rows and keys past the ends are
+    // evaluated at the last ones, then keys past the end masked), and
+    // each row's maximum over the quad of lanes sharing it.
+    int64_t count = kAttentionTilesKeys / 2;
+    SmallVector<Value> values(count);
+    Value rowMax[2] = {minusInf, minusInf};
+    Value evalRow[2];
+    for (int64_t h = 0; h < 2; ++h)
+      evalRow[h] = arith::MinUIOp::create(b, loc, row[h], lastQuery);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t h = (i / 2) % 2;
+      Value key = arith::AddIOp::create(
+          b, loc, key0,
+          arith::AddIOp::create(b, loc, quadColumn,
+                                indexConst(b, loc, 8 * (i / 4) + i % 2)));
+      Value s =
+          LLVM::ExtractValueOp::create(b, loc, scores, ArrayRef<int64_t>{i});
+      PointEvaluator::CacheScope point(evaluator);
+      evaluator.known[shape.scores.getResult()] =
+          extendToF32(b, loc, roundTo(b, loc, s, scoreType));
+      SmallVector<Value> index(batch);
+      index.push_back(evalRow[h]);
+      index.push_back(arith::MinUIOp::create(b, loc, key, lastKey));
+      FailureOr<Value> t =
+          evaluator.eval(shape.softmax.getX(), index, /*lanes=*/false);
+      if (failed(t))
+        return failure();
+      values[i] = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key, keys),
+          *t, minusInf);
+      rowMax[h] = arith::MaximumFOp::create(b, loc, rowMax[h], values[i]);
+    }
+    Value log2e = f32Constant(b, loc, M_LOG2E, f32);
+    auto exp2 = [&](Value x) {
+      return math::Exp2Op::create(b, loc, x, arith::FastMathFlags::afn);
+    };
+    Value scale[2], offset[2], newMax[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      for (int32_t lanes : {1, 2})
+        rowMax[h] = arith::MaximumFOp::create(
+            b, loc, rowMax[h], shuffleXor(b, loc, rowMax[h], lanes));
+      newMax[h] = arith::MaximumFOp::create(b, loc, max[h], rowMax[h]);
+      // Nothing seen yet (every key masked so far): exponentials against 0,
+      // so that -inf - -inf makes no NaN.
+      Value used = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax[h],
+                                minusInf),
+          zeroF, newMax[h]);
+      offset[h] = arith::MulFOp::create(b, loc, used, log2e);
+      scale[h] = exp2(arith::SubFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, max[h], log2e), offset[h]));
+      sum[h] = arith::MulFOp::create(b, loc, sum[h], scale[h]);
+    }
+    // The probabilities (exp of the scores against the row's maximum), into
+    // the warpgroup's swizzled tiles: pair c of row r, in 8-column unit u of
+    // the 64 x 64 tile of its keys, at unit u ^ (r % 8) (r % 8 is the
+    // lane's quad row).
+    auto pairType = VectorType::get({2}, f32);
+    for (int64_t i = 0; i < count; i += 2) {
+      int64_t h = (i / 2) % 2, j = i / 4;
+      Value p[2];
+      for (int64_t c = 0; c < 2; ++c) {
+        p[c] = exp2(arith::SubFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, values[i + c], log2e),
+            offset[h]));
+        sum[h] = arith::AddFOp::create(b, loc, sum[h], p[c]);
+      }
+      Value pair = roundTo(b, loc,
+                           vector::FromElementsOp::create(
+                               b, loc, pairType, ValueRange{p[0], p[1]}),
+                           element);
+      Value unit =
+          arith::XOrIOp::create(b, loc, indexConst(b, loc, j % 8), quadRow);
+      Value at = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, indexConst(b, loc, (j / 8) * kBox * kBox),
+              arith::MulIOp::create(b, loc, groupRow[h],
+                                    indexConst(b, loc, kBox))),
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, unit, indexConst(b, loc, 8)),
+              quadColumn));
+      vector::StoreOp::create(b, loc, pair, probabilities, ValueRange{at},
+                              /*nontemporal=*/false,
+                              vectorAlignment(element, 2));
+    }
+    // The output rescaled to the new maximum.
+    for (int64_t i = 0; i < head / 2; ++i) {
+      Value o =
+          LLVM::ExtractValueOp::create(b, loc, output, ArrayRef<int64_t>{i});
+      o = arith::MulFOp::create(b, loc, o, scale[(i / 2) % 2]);
+      output =
+          LLVM::InsertValueOp::create(b, loc, output, o, ArrayRef<int64_t>{i});
+    }
+    // The probabilities' stores, seen by the tensor cores (the async
+    // proxy), from every warp of the warpgroup.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+    Type i32 = b.getI32Type();
+    NVVM::BarrierOp::create(
+        b, loc, Type(),
+        arith::AddIOp::create(
+            b, loc, arith::IndexCastUIOp::create(b, loc, i32, warpgroup),
+            arith::ConstantIntOp::create(b, loc, 1, 32)),
+        arith::ConstantIntOp::create(b, loc, 128, 32),
+        /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+
+    // O += P V, over the keys' 64-row chunks and 16 keys an MMA.
+    waitForPhase(
+        b, loc, full,
+        arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kValuesLoaded)),
+        parity);
+    Value descV = descriptorAt(stageOffset(stage, layout.values(0)), kBoxBytes);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk)
+      for (int64_t k = 0; k < kBox / kMmaK; ++k)
+        output =
+            multiply(b, loc, output,
+                     advance(b, loc, descP, chunk * kBoxBytes + k * kMmaK * 2),
+                     advance(b, loc, descV,
+                             layout.valueBox(chunk, 0) + k * kMmaK * kBox * 2),
+                     head, element, /*accumulate=*/true, /*keyMajorB=*/false);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    // The stage is free (a warp's first lane arriving for the warp).
+    emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
+      nvgpu::MBarrierArriveOp::create(
+          b, loc, nvgpu::MBarrierTokenType::get(context), empty, stage);
+    });
+    scf::YieldOp::create(
+        b, loc, ValueRange{output, newMax[0], newMax[1], sum[0], sum[1]});
+  }
+
+  // The rows' sums over their quads; the output divided by them, rounded
+  // and stored in pairs (no keys: the product of empty matrices, zeros;
+  // every key masked: 0 / 0, NaN, as the op-by-op softmax gives).
+  Value output = loop.getResult(0);
+  Value total[2];
+  for (int64_t h = 0; h < 2; ++h) {
+    total[h] = loop.getResult(3 + h);
+    for (int32_t lanes : {1, 2})
+      total[h] = arith::AddFOp::create(b, loc, total[h],
+                                       shuffleXor(b, loc, total[h], lanes));
+  }
+  Value noKeys =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, zero);
+  Value outBuffer = buffers.outputs[0];
+  for (int64_t h = 0; h < 2; ++h) {
+    emitIf(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row[h],
+                              queries),
+        [&] {
+          for (int64_t j = 0; j < head / 8; ++j) {
+            SmallVector<Value, 2> pair;
+            for (int64_t c = 0; c < 2; ++c) {
+              Value o = LLVM::ExtractValueOp::create(
+                  b, loc, output, ArrayRef<int64_t>{4 * j + 2 * h + c});
+              o = arith::DivFOp::create(b, loc, o, total[h]);
+              pair.push_back(arith::SelectOp::create(b, loc, noKeys, zeroF, o));
+            }
+            Value value = roundTo(b, loc,
+                                  vector::FromElementsOp::create(
+                                      b, loc, VectorType::get({2}, f32), pair),
+                                  element);
+            SmallVector<Value> index(batch);
+            index.push_back(row[h]);
+            index.push_back(arith::AddIOp::create(b, loc, quadColumn,
+                                                  indexConst(b, loc, 8 * j)));
+            vector::StoreOp::create(b, loc, value, outBuffer, index,
+                                    /*nontemporal=*/false,
+                                    vectorAlignment(element, 2));
+          }
+        });
+  }
+  return success();
+}
+
+LogicalResult AttentionTiles::emit(OpBuilder &b) {
+  // On the host: the tensor maps (3-D, so that TMA fills zeros past each
+  // batch's rows) and a block per batch and 128 query rows.
+  SmallVector<int64_t> box = {1, kBox, kBox};
+  mapQ = createTensorMap(b, loc, asBatches(b, shape.queries), box);
+  mapK = createTensorMap(b, loc, asBatches(b, shape.keys), box);
+  mapV = createTensorMap(b, loc, asBatches(b, shape.values), box);
+  Value queryTiles =
+      arith::CeilDivUIOp::create(b, loc, rowsOf(b, shape.queries),
+                                 indexConst(b, loc, kAttentionTilesQueries));
+  Value blocks =
+      arith::MulIOp::create(b, loc, product(b, loc, batchSizes(b)), queryTiles);
+  // At least one block (no rows: it has nothing to do).
+  Value grid = arith::MaxUIOp::create(b, loc, blocks, indexConst(b, loc, 1));
+  return emitLaunch(
+      b, loc, kernel, grid, kAttentionTilesThreads,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        SmallVector<Value> sizes = batchSizes(b);
+        Value tiles = arith::CeilDivUIOp::create(
+            b, loc, rowsOf(b, shape.queries),
+            indexConst(b, loc, kAttentionTilesQueries));
+        Value blocks =
+            arith::MulIOp::create(b, loc, product(b, loc, sizes), tiles);
+        LogicalResult body = success();
+        emitIf(b, loc,
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     ids.block, blocks),
+               [&] { body = emitBody(b, ids, tiles); });
+        return body;
+      },
+      /*shared=*/{}, /*clusterBlocks=*/0, layout.total() + kSwizzleAlignment);
+}
+
+LogicalResult codegen::emitAttentionTiles(OpBuilder &b, Location loc,
+                                          KernelOp kernel, KernelPlanAttr plan,
+                                          const KernelBuffers &buffers) {
+  std::string why;
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (failed(shape))
+    return kernel.emitOpError("cannot run as attention_tiles: ") << why;
+  return AttentionTiles(loc, kernel, buffers, *shape).emit(b);
+}

@@ -1,0 +1,76 @@
+// RUN: fusion-opt %s --fusion-kernels-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --fusion-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
+// RUN: %if ptxas %{ fusion-opt %s --fusion-to-nvvm=format=bin | FileCheck %s --check-prefix=CUBIN %}
+
+// attention_tiles: on the host, 3-D tensor maps of Q, K and V (batch axes
+// collapsed, so that TMA fills zeros past each batch's rows) in 64 x 64
+// boxes; a block of 384 threads per batch and 128 query rows, with the
+// tiles in dynamic shared memory (Q 16 KiB, two stages of K and V 32 KiB
+// each, the probabilities 32 KiB, 1 KiB of alignment slack). The last
+// warpgroup loads (Q once, then each stage's K and V after the "empty"
+// barrier of its previous round); the other two multiply: S = Q K^T in 4
+// MMAs of 16 along the head (K read K-major: B `col`, the first MMA
+// replacing the accumulator), the scale at each score, the rows' maxima
+// over the lane quads (shuffles 1 and 2), ex2.approx, the probabilities stored
+// as bf16 pairs into the warpgroup's swizzled tiles, fenced for the async
+// proxy and a named barrier of the warpgroup's 128 threads, then O += P V
+// in 8 MMAs (V N-major: B `row`), and the stage released.
+// CHECK-LABEL: func.func @prefill
+// CHECK: memref.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : memref<2x4x?x64xbf16> into memref<8x?x64xbf16>
+// CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
+// CHECK-SAME: dynamic_shared_memory_size %c115712_i32
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK: nvvm.setmaxregister  decrease 56
+// CHECK: nvgpu.tma.async.load
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvvm.setmaxregister  increase 224
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: gpu.shuffle  xor %{{.+}}, %c1_i32
+// CHECK: gpu.shuffle  xor %{{.+}}, %c2_i32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<8192xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: scf.yield
+// CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<2x4x?x64xbf16>, vector<2xbf16>
+// CHECK-NOT: fusion.
+
+// The kernel's module is built for sm_90a (wgmma): 3-D TMA loads, both
+// products' MMAs, ptxas takes it.
+// PTX: llvm.call @mgpuTensorMapEncodeTiledMemref(
+// PTX: gpu.binary @prefill_k0_module [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+// PTX-SAME: .target sm_90a
+// PTX-SAME: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-SAME: ex2.approx.ftz.f32
+// PTX-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CUBIN: gpu.binary @prefill_k0_module
+// CUBIN-SAME: bin = "\7FELF
+func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %scale = fusion.constant dense<0.125> : tensor<bf16>
+    %t = fusion.mul %s, %scale : (tensor<2x4x?x?xbf16>, tensor<bf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %t axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
