@@ -108,6 +108,12 @@ with open(attention, "w") as f:
     f.write(attention_decode.MODULE)
 for fuse in (True, False):
     print(cuda.compile(attention, build, bundle, fuse=fuse))
+# Prefill attention (attention_tiles), fused.
+import attention_prefill
+attention = os.path.join(bundle, "attention_prefill.mlir")
+with open(attention, "w") as f:
+    f.write(attention_prefill.MODULE)
+print(cuda.compile(attention, build, bundle))
 # The same programs with the generated matmuls (tensor-core kernels where
 # they apply) and any epilogue fused.
 print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epilogue="any",

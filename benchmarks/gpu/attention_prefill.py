@@ -5,7 +5,7 @@ into the bundle as attention_prefill.fused.so. Checks against PyTorch in
 float64 at ragged sequence lengths (query and key lengths dynamic, equal
 and not), outputs poisoned first; then the time per call (and that of
 attention_prefill.before.so, a build from before a codegen change, where
-present) beside torch's scaled_dot_product_attention (its flash backend,
+present, or $FUSION_BENCH_BEFORE) beside torch's scaled_dot_product_attention (its flash backend,
 where the program has no score math SDPA cannot fuse), the same math eager
 and under torch.compile. bf16, batch 2, 16 heads, preallocated outputs,
 median of triton.testing.do_bench; TFLOP/s counts the two products
@@ -73,10 +73,27 @@ PROGRAMS = {
     "prefill_bias": (128, _bias),
 }
 
+# Grouped-query heads: KV_HEADS heads of K and V, each read by a group of
+# query heads (a size-1 axis of K and V that the scores broadcast over).
+KV_HEADS = 4
+_GROUP = HEADS // KV_HEADS
+_GQA = f"""
+func.func @prefill_gqa(%q: tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x128xbf16>, %k: tensor<{BATCH}x{KV_HEADS}x1x?x128xbf16>, %v: tensor<{BATCH}x{KV_HEADS}x1x?x128xbf16>) -> tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x128xbf16> {{
+  %kt = fusion.transpose %k permutation = [0, 1, 2, 4, 3] : tensor<{BATCH}x{KV_HEADS}x1x?x128xbf16> -> tensor<{BATCH}x{KV_HEADS}x1x128x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x128xbf16>, tensor<{BATCH}x{KV_HEADS}x1x128x?xbf16>) -> tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x?xbf16>
+  %c = fusion.constant dense<{128 ** -0.5}> : tensor<bf16>
+  %t = fusion.mul %s, %c : (tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x?xbf16>, tensor<bf16>) -> tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x?xbf16>
+  %p = fusion.softmax %t axis = 4 : tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x?xbf16>, tensor<{BATCH}x{KV_HEADS}x1x?x128xbf16>) -> tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x128xbf16>
+  return %o : tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x128xbf16>
+}}
+"""
+PROGRAMS["prefill_gqa"] = (128, None)
+
 MODULE = "".join(
     _attention(name, dim, math(dim),
                extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
-    for name, (dim, math) in PROGRAMS.items())
+    for name, (dim, math) in PROGRAMS.items() if math) + _GQA
 
 TOLERANCE = 1e-2  # bf16 output, relative norm error
 # (query length, key length): ragged, dynamic, equal and not.
@@ -96,7 +113,8 @@ def main(checks_only=False):
 
     fused = cuda.load(os.path.join(here, "attention_prefill.fused.so"))
     checked = cuda.load(os.path.join(here, "attention_prefill.fused.so"), debug=True)
-    before_path = os.path.join(here, "attention_prefill.before.so")
+    before_path = os.environ.get("FUSION_BENCH_BEFORE",
+                                 os.path.join(here, "attention_prefill.before.so"))
     before = cuda.load(before_path) if os.path.exists(before_path) else None
     results, lines = {"checks": {}, "times_us": {}}, []
 
@@ -106,6 +124,9 @@ def main(checks_only=False):
 
         def rand(*shape):
             return torch.randn(*shape, device="cuda", generator=g).bfloat16()
+        if name == "prefill_gqa":
+            return [rand(BATCH, KV_HEADS, _GROUP, sq, dim), rand(BATCH, KV_HEADS, 1, sk, dim),
+                    rand(BATCH, KV_HEADS, 1, sk, dim)]
         args = [rand(BATCH, HEADS, sq, dim), rand(BATCH, HEADS, sk, dim),
                 rand(BATCH, HEADS, sk, dim)]
         if name == "prefill_bias":
@@ -180,7 +201,7 @@ def main(checks_only=False):
             q, k, v = args[:3]
             out = [torch.empty_like(q)]
             row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=out))}
-            if before:
+            if before and name in before.functions:
                 row["fusion_before"] = median_us(
                     lambda: before.functions[name](*args, outputs=out))
             if length <= 4096:
@@ -189,6 +210,13 @@ def main(checks_only=False):
             if name in ("prefill", "prefill_d64"):
                 row["sdpa"] = median_us(
                     lambda: F.scaled_dot_product_attention(q, k, v, scale=dim ** -0.5))
+            elif name == "prefill_gqa":
+                qs = q.reshape(BATCH, HEADS, length, dim)
+                ks = k.reshape(BATCH, KV_HEADS, length, dim)
+                vs = v.reshape(BATCH, KV_HEADS, length, dim)
+                row["sdpa (gqa)"] = median_us(
+                    lambda: F.scaled_dot_product_attention(qs, ks, vs, scale=dim ** -0.5,
+                                                           enable_gqa=True))
             elif name == "prefill_bias":
                 bias = args[3].bfloat16()
                 row["sdpa (bias)"] = median_us(

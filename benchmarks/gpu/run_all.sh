@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one command on the GPU machine, from the bundle: correctness (small and
 # full shapes, the reduction workloads, the matmul cases, and the error of
-# the elementwise math against float64), decode attention against SDPA, timings of the
+# the elementwise math against float64), decode and prefill attention against SDPA, timings of the
 # benchmark and of the reduction workloads beside torch eager,
 # torch.compile, jax.jit and the copy ceiling, DRAM traffic from ncu against
 # the report, the GPU time of each decode kernel, and the matmul programs
@@ -37,6 +37,7 @@ python3 run_traffic.py --decode-times "$OUT/ncu_decode.csv" > "$OUT/decode.txt" 
 FUSION_CACHE_DIR=$PWD/fusion-cache FUSION_BUILD_DIR=$PWD LD_LIBRARY_PATH=$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
   python3 compile_check.py 2>&1 | grep -vi warning > "$OUT/compile_check.txt" || status=1
 python3 attention_decode.py 2>&1 | grep -vi warning > "$OUT/attention_decode.txt" || status=1
+python3 attention_prefill.py 2>&1 | grep -vi warning > "$OUT/attention_prefill.txt" || status=1
 python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
 python3 run_bench.py reductions 2>&1 | grep -vi warning > "$OUT/bench_reductions.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the bundle: the correctness checks of the small
 # workloads and the codegen cases (run_checks.py small) and the random
-# graphs, and the matmul cases with the generated (tensor-core) kernels,
+# graphs, the matmul cases with the generated (tensor-core) kernels and the
+# prefill attention checks (attention_tiles),
 # under compute-sanitizer: memcheck (out-of-bounds and misaligned
 # accesses, with PyTorch's caching allocator off so that every tensor is its
 # own allocation), racecheck (shared-memory hazards) and synccheck (barrier
@@ -23,7 +24,9 @@ for tool in memcheck racecheck synccheck; do
     python3 random_graphs_check.py > "$OUT/sanitizer_${tool}_random_graphs.txt" 2>&1 || status=1
   compute-sanitizer --tool $tool $only_fusion --error-exitcode 9 --print-limit 20 \
     python3 matmul_checks.py matmul_cases.fused.generated > "$OUT/sanitizer_${tool}_matmul.txt" 2>&1 || status=1
-  for part in checks random_graphs matmul; do
+  compute-sanitizer --tool $tool $only_fusion --error-exitcode 9 --print-limit 20 \
+    python3 attention_prefill.py --checks > "$OUT/sanitizer_${tool}_attention.txt" 2>&1 || status=1
+  for part in checks random_graphs matmul attention; do
     log="$OUT/sanitizer_${tool}_${part}.txt"
     echo "$tool $part: $(grep -h -E 'SUMMARY|passed, |random graphs on the GPU|matmul checks' "$log" | tr '\n' ' ')"
   done

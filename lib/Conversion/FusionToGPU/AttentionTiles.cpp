@@ -4,16 +4,19 @@
 // online softmax): a block per 128 query rows of a batch, three
 // warpgroups. The last loads: Q's rows once, then K's and V's rows 128 keys
 // a step through TMA into two stages of 128-byte-swizzled shared memory,
-// each stage refilled once the multiplying warps release it (an "empty"
-// mbarrier per stage, as in the warp-specialized matmul). The other two
-// multiply 64 query rows each: S = Q K^T with warpgroup MMA (K read
-// K-major), the scores' math (scale, mask, bias, soft-cap: the kernel
-// body's at that point, PointEvaluator) on the accumulator in registers,
-// the online softmax (running maximum and sum per row, the output
-// rescaled as the maximum grows), the probabilities rounded to the
-// operands' type into shared memory in the swizzled layout an MMA operand
-// has, then O += P V (V read N-major). The scores never reach global
-// memory; K and V are read once per block of query rows.
+// each tile refilled once the multiplying warps release it (an "empty"
+// mbarrier per tile and stage, as in the warp-specialized matmul; K's
+// released as soon as its scores are computed, so that the next K loads a
+// step ahead). The other two multiply 64 query rows each: S = Q K^T with
+// warpgroup MMA (K read K-major), the scores' math (scale, mask, bias,
+// soft-cap: the kernel body's at that point, PointEvaluator) on the
+// accumulator in registers, the online softmax (running maximum and sum
+// per row, the output rescaled as the maximum grows), the probabilities
+// rounded to the operands' type into shared memory in the swizzled layout
+// an MMA operand has, then O += P V (V read N-major). A step's S is issued
+// with the previous step's P V, and its softmax runs while that product
+// does. The scores never reach global memory; K and V are read once per
+// block of query rows.
 //
 // Rows and keys past the sequences' ends: the tensor maps are 3-D (batch,
 // row, column), so TMA fills zeros past each batch's rows, and keys past
@@ -69,11 +72,16 @@ constexpr int32_t kConsumerRegisters = 224;
 static_assert(128 * kProducerRegisters +
                   kWarpgroups * 128 * kConsumerRegisters <=
               65536 / kAttentionTilesThreads / 8 * 8 * kAttentionTilesThreads);
-/// Barriers of the "full" group: Q, then K and V of each stage.
+/// Barriers of the "full" group: Q, then K and V of each stage; of the
+/// "empty" group: K and V of each stage, released apart (K once its scores
+/// are computed, a step before V), so that the next K loads early.
 constexpr int64_t kQueriesLoaded = 0;
 constexpr int64_t kKeysLoaded = 1;
 constexpr int64_t kValuesLoaded = kKeysLoaded + kStages;
 constexpr int64_t kFullBarriers = kValuesLoaded + kStages;
+constexpr int64_t kKeysReleased = 0;
+constexpr int64_t kValuesReleased = kStages;
+constexpr int64_t kEmptyBarriers = 2 * kStages;
 
 /// Byte offsets of the tiles in shared memory (from a swizzle boundary),
 /// for head size `head`.
@@ -312,13 +320,14 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                     kFullBarriers));
   Value empty = nvgpu::MBarrierCreateOp::create(
       b, loc,
-      nvgpu::MBarrierGroupType::get(context, workgroupSpace(context), kStages));
+      nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
+                                    kEmptyBarriers));
   int64_t consumerWarps = kWarpgroups * 4;
   emitIf(b, loc, isThreadZero(b, loc, ids.thread), [&] {
     for (int64_t i = 0; i < kFullBarriers; ++i)
       nvgpu::MBarrierInitOp::create(b, loc, full, one, indexConst(b, loc, i),
                                     /*predicate=*/Value());
-    for (int64_t s = 0; s < kStages; ++s)
+    for (int64_t s = 0; s < kEmptyBarriers; ++s)
       nvgpu::MBarrierInitOp::create(b, loc, empty,
                                     indexConst(b, loc, consumerWarps),
                                     indexConst(b, loc, s),
@@ -387,43 +396,40 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         b.setInsertionPointToStart(steps.getBody());
         Value step = steps.getInductionVar();
         Value stage = stageOf(step);
-        waitForPhase(
-            b, loc, empty, stage,
-            arith::XOrIOp::create(b, loc, parityOf(step),
-                                  arith::ConstantIntOp::create(b, loc, 1, 1)));
+        Value previousRound = arith::XOrIOp::create(
+            b, loc, parityOf(step), arith::ConstantIntOp::create(b, loc, 1, 1));
         Value key0 = arith::MulIOp::create(
             b, loc, step, indexConst(b, loc, kAttentionTilesKeys));
         Value keysLoaded = arith::AddIOp::create(
             b, loc, stage, indexConst(b, loc, kKeysLoaded));
         Value valuesLoaded = arith::AddIOp::create(
             b, loc, stage, indexConst(b, loc, kValuesLoaded));
-        nvgpu::MBarrierArriveExpectTxOp::create(
-            b, loc, full, byteConst(layout.keyBytes()), keysLoaded,
-            /*predicate=*/Value());
-        nvgpu::MBarrierArriveExpectTxOp::create(
-            b, loc, full, byteConst(layout.keyBytes()), valuesLoaded,
-            /*predicate=*/Value());
-        for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk) {
-          Value row = arith::AddIOp::create(b, loc, key0,
-                                            indexConst(b, loc, chunk * kBox));
-          for (int64_t h = 0; h < boxes; ++h) {
-            Value column = indexConst(b, loc, h * kBox);
-            nvgpu::TmaAsyncLoadOp::create(
-                b, loc,
-                view(arith::AddIOp::create(b, loc,
-                                           stageOffset(stage, layout.keys(0)),
-                                           byteConst(layout.keyBox(h, chunk))),
-                     box, element),
-                full, mapK, ValueRange{column, row, batchK}, keysLoaded,
-                /*multicastMask=*/Value(), /*predicate=*/Value());
-            nvgpu::TmaAsyncLoadOp::create(
-                b, loc,
-                view(arith::AddIOp::create(
-                         b, loc, stageOffset(stage, layout.values(0)),
-                         byteConst(layout.valueBox(chunk, h))),
-                     box, element),
-                full, mapV, ValueRange{column, row, batchV}, valuesLoaded,
-                /*multicastMask=*/Value(), /*predicate=*/Value());
+        // K's tile, then V's, each once its stage is released.
+        for (bool values : {false, true}) {
+          Value loaded = values ? valuesLoaded : keysLoaded;
+          waitForPhase(
+              b, loc, empty,
+              arith::AddIOp::create(
+                  b, loc, stage,
+                  indexConst(b, loc, values ? kValuesReleased : kKeysReleased)),
+              previousRound);
+          nvgpu::MBarrierArriveExpectTxOp::create(
+              b, loc, full, byteConst(layout.keyBytes()), loaded,
+              /*predicate=*/Value());
+          for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk) {
+            Value row = arith::AddIOp::create(b, loc, key0,
+                                              indexConst(b, loc, chunk * kBox));
+            for (int64_t h = 0; h < boxes; ++h) {
+              int64_t offset =
+                  values ? layout.values(0) + layout.valueBox(chunk, h)
+                         : layout.keys(0) + layout.keyBox(h, chunk);
+              nvgpu::TmaAsyncLoadOp::create(
+                  b, loc, view(stageOffset(stage, offset), box, element), full,
+                  values ? mapV : mapK,
+                  ValueRange{indexConst(b, loc, h * kBox), row,
+                             values ? batchV : batchK},
+                  loaded, /*multicastMask=*/Value(), /*predicate=*/Value());
+            }
           }
         }
       });
@@ -485,36 +491,36 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                arith::ConstantIntOp::create(b, loc, 0, 1));
   auto scoresType = accumulatorType(context, kAttentionTilesKeys);
   auto outputType = accumulatorType(context, head);
-  Value outputInit = LLVM::ZeroOp::create(b, loc, outputType);
   Value minusInf = minusInfinity(b, loc);
   Value zeroF = f32Constant(b, loc, 0.0, f32);
+  Value log2e = f32Constant(b, loc, M_LOG2E, f32);
   Value lastQuery = arith::SubIOp::create(b, loc, queries, one);
   Value lastKey = arith::SubIOp::create(b, loc, keys, one);
-  auto loop = scf::ForOp::create(
-      b, loc, zero, keyTiles, one,
-      ValueRange{outputInit, minusInf, minusInf, zeroF, zeroF});
+  Value evalRow[2];
+  for (int64_t h = 0; h < 2; ++h)
+    evalRow[h] = arith::MinUIOp::create(b, loc, row[h], lastQuery);
   PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
   Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(loop.getBody());
-    PointEvaluator::CacheScope scope(evaluator);
-    Value step = loop.getInductionVar();
-    Value output = loop.getRegionIterArgs()[0];
-    Value max[2] = {loop.getRegionIterArgs()[1], loop.getRegionIterArgs()[2]};
-    Value sum[2] = {loop.getRegionIterArgs()[3], loop.getRegionIterArgs()[4]};
-    Value stage = stageOf(step);
-    Value parity = parityOf(step);
-    Value key0 = arith::MulIOp::create(b, loc, step,
-                                       indexConst(b, loc, kAttentionTilesKeys));
+  Type i32 = b.getI32Type();
+  Value groupBarrier = arith::AddIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, i32, warpgroup),
+      arith::ConstantIntOp::create(b, loc, 1, 32));
 
-    // S = Q K^T, over the head's boxes and 16 columns an MMA.
+  // The running state of the rows' softmax: the output, each row's
+  // maximum and (the thread's part of) its sum.
+  struct Online {
+    Value output, max[2], sum[2];
+  };
+  auto stageOfStep = [&](Value step) { return stageOf(step); };
+  // Issues S = Q K^T of step `step` (once its K is in): over the head's
+  // boxes and 16 columns an MMA, the first replacing the accumulator.
+  auto issueScores = [&](Value step) {
+    Value stage = stageOfStep(step);
     waitForPhase(
         b, loc, full,
         arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kKeysLoaded)),
-        parity);
+        parityOf(step));
     Value descK = descriptorAt(stageOffset(stage, layout.keys(0)), 16);
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
     Value scores = LLVM::PoisonOp::create(b, loc, scoresType);
     for (int64_t h = 0; h < boxes; ++h)
       for (int64_t k = 0; k < kBox / kMmaK; ++k)
@@ -525,23 +531,67 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
             kAttentionTilesKeys, element, /*accumulate=*/h + k > 0,
             /*keyMajorB=*/true);
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-
-    // The scores' math at (row, key) (rows and keys past the ends are
-    // evaluated at the last ones, then keys past the end masked), and
-    // each row's maximum over the quad of lanes sharing it.
+    return scores;
+  };
+  // Issues O += P V of step `step` (once its V is in; P in shared memory):
+  // over the keys' 64-row chunks and 16 keys an MMA.
+  auto issueOutput = [&](Value step, Value output) {
+    Value stage = stageOfStep(step);
+    waitForPhase(
+        b, loc, full,
+        arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kValuesLoaded)),
+        parityOf(step));
+    Value descV = descriptorAt(stageOffset(stage, layout.values(0)), kBoxBytes);
+    for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk)
+      for (int64_t k = 0; k < kBox / kMmaK; ++k)
+        output =
+            multiply(b, loc, output,
+                     advance(b, loc, descP, chunk * kBoxBytes + k * kMmaK * 2),
+                     advance(b, loc, descV,
+                             layout.valueBox(chunk, 0) + k * kMmaK * kBox * 2),
+                     head, element, /*accumulate=*/true, /*keyMajorB=*/false);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    return output;
+  };
+  // Step `step`'s K (or V) tile is free (a warp's first lane arriving for
+  // the warp).
+  auto release = [&](Value step, int64_t released) {
+    emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
+      nvgpu::MBarrierArriveOp::create(
+          b, loc, nvgpu::MBarrierTokenType::get(context), empty,
+          arith::AddIOp::create(b, loc, stageOfStep(step),
+                                indexConst(b, loc, released)));
+    });
+  };
+  auto exp2 = [&](Value x) {
+    return math::Exp2Op::create(b, loc, x, arith::FastMathFlags::afn);
+  };
+  // The softmax of step `step`'s scores: their math at (row, key) (rows
+  // and keys past the ends evaluated at the last ones, then keys past the
+  // end masked), each row's new maximum over the quad of lanes sharing it,
+  // the probabilities against it as pairs rounded to the operands' type,
+  // and the factor of the rows' previous output and sums (which are
+  // rescaled here).
+  struct Probabilities {
+    SmallVector<Value> pairs;
+    Value scale[2];
+  };
+  auto softmax = [&](Value scores, Value step,
+                     Online &state) -> FailureOr<Probabilities> {
+    PointEvaluator::CacheScope scope(evaluator);
+    Value key0 = arith::MulIOp::create(b, loc, step,
+                                       indexConst(b, loc, kAttentionTilesKeys));
     int64_t count = kAttentionTilesKeys / 2;
     SmallVector<Value> values(count);
-    Value rowMax[2] = {minusInf, minusInf};
-    Value evalRow[2];
-    for (int64_t h = 0; h < 2; ++h)
-      evalRow[h] = arith::MinUIOp::create(b, loc, row[h], lastQuery);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t h = (i / 2) % 2;
-      Value key = arith::AddIOp::create(
+    // Float i's key (its column in the step's 128).
+    auto keyOf = [&](int64_t i) {
+      return arith::AddIOp::create(
           b, loc, key0,
           arith::AddIOp::create(b, loc, quadColumn,
                                 indexConst(b, loc, 8 * (i / 4) + i % 2)));
+    };
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t h = (i / 2) % 2;
       Value s =
           LLVM::ExtractValueOp::create(b, loc, scores, ArrayRef<int64_t>{i});
       PointEvaluator::CacheScope point(evaluator);
@@ -549,57 +599,122 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
           extendToF32(b, loc, roundTo(b, loc, s, scoreType));
       SmallVector<Value> index(batch);
       index.push_back(evalRow[h]);
-      index.push_back(arith::MinUIOp::create(b, loc, key, lastKey));
+      index.push_back(arith::MinUIOp::create(b, loc, keyOf(i), lastKey));
       FailureOr<Value> t =
           evaluator.eval(shape.softmax.getX(), index, /*lanes=*/false);
       if (failed(t))
         return failure();
-      values[i] = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key, keys),
-          *t, minusInf);
-      rowMax[h] = arith::MaximumFOp::create(b, loc, rowMax[h], values[i]);
+      values[i] = *t;
     }
-    Value log2e = f32Constant(b, loc, M_LOG2E, f32);
-    auto exp2 = [&](Value x) {
-      return math::Exp2Op::create(b, loc, x, arith::FastMathFlags::afn);
+    // Keys past the end (only in the last step, if partial) masked.
+    auto partial = scf::IfOp::create(
+        b, loc, SmallVector<Type>(count, f32),
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ugt,
+            arith::AddIOp::create(b, loc, key0,
+                                  indexConst(b, loc, kAttentionTilesKeys)),
+            keys),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(partial.thenBlock());
+      SmallVector<Value> masked;
+      for (int64_t i = 0; i < count; ++i)
+        masked.push_back(arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyOf(i),
+                                  keys),
+            values[i], minusInf));
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(partial.elseBlock());
+      scf::YieldOp::create(b, loc, values);
+    }
+    values = SmallVector<Value>(partial.getResults());
+    // Each row's values (of this thread), combined as a tree (short
+    // dependency chains).
+    auto rowValues = [&](ArrayRef<Value> all, int64_t h) {
+      SmallVector<Value> mine;
+      for (int64_t i = 0; i < count; ++i)
+        if ((i / 2) % 2 == h)
+          mine.push_back(all[i]);
+      return mine;
     };
-    Value scale[2], offset[2], newMax[2];
+    auto tree = [&](SmallVector<Value> terms, auto combine) {
+      while (terms.size() > 1) {
+        SmallVector<Value> next;
+        for (size_t i = 0; i + 1 < terms.size(); i += 2)
+          next.push_back(combine(terms[i], terms[i + 1]));
+        if (terms.size() % 2)
+          next.push_back(terms.back());
+        terms = std::move(next);
+      }
+      return terms.front();
+    };
+    auto maximum = [&](Value x, Value y) -> Value {
+      return arith::MaximumFOp::create(b, loc, x, y);
+    };
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddFOp::create(b, loc, x, y);
+    };
+    Value rowMax[2];
+    for (int64_t h = 0; h < 2; ++h)
+      rowMax[h] = tree(rowValues(values, h), maximum);
+    Probabilities p;
+    Value offset[2];
     for (int64_t h = 0; h < 2; ++h) {
       for (int32_t lanes : {1, 2})
         rowMax[h] = arith::MaximumFOp::create(
             b, loc, rowMax[h], shuffleXor(b, loc, rowMax[h], lanes));
-      newMax[h] = arith::MaximumFOp::create(b, loc, max[h], rowMax[h]);
+      Value newMax = arith::MaximumFOp::create(b, loc, state.max[h], rowMax[h]);
       // Nothing seen yet (every key masked so far): exponentials against 0,
       // so that -inf - -inf makes no NaN.
       Value used = arith::SelectOp::create(
           b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax[h],
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
                                 minusInf),
-          zeroF, newMax[h]);
+          zeroF, newMax);
       offset[h] = arith::MulFOp::create(b, loc, used, log2e);
-      scale[h] = exp2(arith::SubFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, max[h], log2e), offset[h]));
-      sum[h] = arith::MulFOp::create(b, loc, sum[h], scale[h]);
+      p.scale[h] = exp2(arith::SubFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, state.max[h], log2e),
+          offset[h]));
+      state.max[h] = newMax;
+      state.sum[h] = arith::MulFOp::create(b, loc, state.sum[h], p.scale[h]);
     }
-    // The probabilities (exp of the scores against the row's maximum), into
-    // the warpgroup's swizzled tiles: pair c of row r, in 8-column unit u of
-    // the 64 x 64 tile of its keys, at unit u ^ (r % 8) (r % 8 is the
-    // lane's quad row).
+    // exp(t - max) = 2^(t log2(e) - max log2(e)), one FMA and ex2.
     auto pairType = VectorType::get({2}, f32);
-    for (int64_t i = 0; i < count; i += 2) {
-      int64_t h = (i / 2) % 2, j = i / 4;
-      Value p[2];
-      for (int64_t c = 0; c < 2; ++c) {
-        p[c] = exp2(arith::SubFOp::create(
-            b, loc, arith::MulFOp::create(b, loc, values[i + c], log2e),
-            offset[h]));
-        sum[h] = arith::AddFOp::create(b, loc, sum[h], p[c]);
-      }
-      Value pair = roundTo(b, loc,
-                           vector::FromElementsOp::create(
-                               b, loc, pairType, ValueRange{p[0], p[1]}),
-                           element);
+    SmallVector<Value> e(count);
+    for (int64_t i = 0; i < count; ++i)
+      e[i] = exp2(math::FmaOp::create(
+          b, loc, values[i], log2e,
+          arith::NegFOp::create(b, loc, offset[(i / 2) % 2])));
+    for (int64_t h = 0; h < 2; ++h)
+      state.sum[h] = add(state.sum[h], tree(rowValues(e, h), add));
+    for (int64_t i = 0; i < count; i += 2)
+      p.pairs.push_back(
+          roundTo(b, loc,
+                  vector::FromElementsOp::create(b, loc, pairType,
+                                                 ValueRange{e[i], e[i + 1]}),
+                  element));
+    return p;
+  };
+  // The output rescaled to the rows' new maxima.
+  auto rescale = [&](Value output, const Probabilities &p) {
+    for (int64_t i = 0; i < head / 2; ++i) {
+      Value o =
+          LLVM::ExtractValueOp::create(b, loc, output, ArrayRef<int64_t>{i});
+      o = arith::MulFOp::create(b, loc, o, p.scale[(i / 2) % 2]);
+      output =
+          LLVM::InsertValueOp::create(b, loc, output, o, ArrayRef<int64_t>{i});
+    }
+    return output;
+  };
+  // The probabilities into the warpgroup's swizzled tiles: pair c of row
+  // r, in 8-column unit u of the 64 x 64 tile of its keys, at unit
+  // u ^ (r % 8) (r % 8 is the lane's quad row); then fenced for the tensor
+  // cores (the async proxy) and awaited by every warp of the warpgroup.
+  auto storeProbabilities = [&](const Probabilities &p) {
+    for (auto [n, pair] : llvm::enumerate(p.pairs)) {
+      int64_t i = 2 * n, h = (i / 2) % 2, j = i / 4;
       Value unit =
           arith::XOrIOp::create(b, loc, indexConst(b, loc, j % 8), quadRow);
       Value at = arith::AddIOp::create(
@@ -616,61 +731,86 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                               /*nontemporal=*/false,
                               vectorAlignment(element, 2));
     }
-    // The output rescaled to the new maximum.
-    for (int64_t i = 0; i < head / 2; ++i) {
-      Value o =
-          LLVM::ExtractValueOp::create(b, loc, output, ArrayRef<int64_t>{i});
-      o = arith::MulFOp::create(b, loc, o, scale[(i / 2) % 2]);
-      output =
-          LLVM::InsertValueOp::create(b, loc, output, o, ArrayRef<int64_t>{i});
-    }
-    // The probabilities' stores, seen by the tensor cores (the async
-    // proxy), from every warp of the warpgroup.
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
-    Type i32 = b.getI32Type();
-    NVVM::BarrierOp::create(
-        b, loc, Type(),
-        arith::AddIOp::create(
-            b, loc, arith::IndexCastUIOp::create(b, loc, i32, warpgroup),
-            arith::ConstantIntOp::create(b, loc, 1, 32)),
-        arith::ConstantIntOp::create(b, loc, 128, 32),
-        /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    NVVM::BarrierOp::create(b, loc, Type(), groupBarrier,
+                            arith::ConstantIntOp::create(b, loc, 128, 32),
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
+  };
 
-    // O += P V, over the keys' 64-row chunks and 16 keys an MMA.
-    waitForPhase(
-        b, loc, full,
-        arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kValuesLoaded)),
-        parity);
-    Value descV = descriptorAt(stageOffset(stage, layout.values(0)), kBoxBytes);
+  // Step j's products overlap the softmax: S of step j is issued with
+  // O += P V of step j - 1 (P in shared memory), and its softmax runs while
+  // that product does; then the output is rescaled and P of step j stored.
+  // Step 0's S and softmax come before the loop, the last P V after it.
+  auto online = scf::IfOp::create(
+      b, loc, TypeRange{outputType, f32, f32, f32, f32},
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, keyTiles, zero),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(online.thenBlock());
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk)
-      for (int64_t k = 0; k < kBox / kMmaK; ++k)
-        output =
-            multiply(b, loc, output,
-                     advance(b, loc, descP, chunk * kBoxBytes + k * kMmaK * 2),
-                     advance(b, loc, descV,
-                             layout.valueBox(chunk, 0) + k * kMmaK * kBox * 2),
-                     head, element, /*accumulate=*/true, /*keyMajorB=*/false);
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    Value first = issueScores(zero);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    // The stage is free (a warp's first lane arriving for the warp).
-    emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
-      nvgpu::MBarrierArriveOp::create(
-          b, loc, nvgpu::MBarrierTokenType::get(context), empty, stage);
-    });
-    scf::YieldOp::create(
-        b, loc, ValueRange{output, newMax[0], newMax[1], sum[0], sum[1]});
+    release(zero, kKeysReleased);
+    Online state{LLVM::ZeroOp::create(b, loc, outputType),
+                 {minusInf, minusInf},
+                 {zeroF, zeroF}};
+    FailureOr<Probabilities> p = softmax(first, zero, state);
+    if (failed(p))
+      return failure();
+    storeProbabilities(*p);
+    auto loop =
+        scf::ForOp::create(b, loc, one, keyTiles, one,
+                           ValueRange{state.output, state.max[0], state.max[1],
+                                      state.sum[0], state.sum[1]});
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(loop.getBody());
+      ValueRange carried = loop.getRegionIterArgs();
+      Value step = loop.getInductionVar();
+      Value previous = arith::SubIOp::create(b, loc, step, one);
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      Value scores = issueScores(step);
+      Value output = issueOutput(previous, carried[0]);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      release(step, kKeysReleased);
+      Online next{output, {carried[1], carried[2]}, {carried[3], carried[4]}};
+      FailureOr<Probabilities> p = softmax(scores, step, next);
+      if (failed(p))
+        return failure();
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      release(previous, kValuesReleased);
+      next.output = rescale(output, *p);
+      storeProbabilities(*p);
+      scf::YieldOp::create(b, loc,
+                           ValueRange{next.output, next.max[0], next.max[1],
+                                      next.sum[0], next.sum[1]});
+    }
+    Value last = arith::SubIOp::create(b, loc, keyTiles, one);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value output = issueOutput(last, loop.getResult(0));
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    release(last, kValuesReleased);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{output, loop.getResult(1),
+                                    loop.getResult(2), loop.getResult(3),
+                                    loop.getResult(4)});
+    b.setInsertionPointToStart(online.elseBlock());
+    scf::YieldOp::create(b, loc,
+                         ValueRange{LLVM::ZeroOp::create(b, loc, outputType),
+                                    minusInf, minusInf, zeroF, zeroF});
   }
 
   // The rows' sums over their quads; the output divided by them, rounded
   // and stored in pairs (no keys: the product of empty matrices, zeros;
   // every key masked: 0 / 0, NaN, as the op-by-op softmax gives).
-  Value output = loop.getResult(0);
+  Value output = online.getResult(0);
   Value total[2];
   for (int64_t h = 0; h < 2; ++h) {
-    total[h] = loop.getResult(3 + h);
+    total[h] = online.getResult(3 + h);
     for (int32_t lanes : {1, 2})
       total[h] = arith::AddFOp::create(b, loc, total[h],
                                        shuffleXor(b, loc, total[h], lanes));

@@ -7,14 +7,18 @@
 // boxes; a block of 384 threads per batch and 128 query rows, with the
 // tiles in dynamic shared memory (Q 16 KiB, two stages of K and V 32 KiB
 // each, the probabilities 32 KiB, 1 KiB of alignment slack). The last
-// warpgroup loads (Q once, then each stage's K and V after the "empty"
-// barrier of its previous round); the other two multiply: S = Q K^T in 4
-// MMAs of 16 along the head (K read K-major: B `col`, the first MMA
-// replacing the accumulator), the scale at each score, the rows' maxima
-// over the lane quads (shuffles 1 and 2), ex2.approx, the probabilities stored
-// as bf16 pairs into the warpgroup's swizzled tiles, fenced for the async
-// proxy and a named barrier of the warpgroup's 128 threads, then O += P V
-// in 8 MMAs (V N-major: B `row`), and the stage released.
+// warpgroup loads: Q once, then each step's K and V, each after the
+// "empty" barrier of its tile's previous round (K and V released apart).
+// The other two multiply. Step 0: S = Q K^T in 4 MMAs of 16 along the head
+// (K read K-major: B `col`, the first MMA replacing the accumulator), K
+// released, the scores' math (the scale), keys past the end masked only in
+// a partial step, the rows' maxima over the lane quads (shuffles 1 and 2),
+// ex2.approx, the probabilities stored as bf16 pairs into the warpgroup's
+// swizzled tiles, fenced for the async proxy, a named barrier of the
+// warpgroup's 128 threads. Each later step issues its S with the previous
+// step's O += P V (8 MMAs, V N-major: B `row`), waits for S alone (wait
+// group 1) and runs its softmax while P V runs, then waits for that,
+// releases its V, rescales O and stores P. The last P V after the loop.
 // CHECK-LABEL: func.func @prefill
 // CHECK: memref.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : memref<2x4x?x64xbf16> into memref<8x?x64xbf16>
 // CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
@@ -22,31 +26,48 @@
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
 // CHECK-SAME: dynamic_shared_memory_size %c115712_i32
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: nvvm.setmaxregister  decrease 56
 // CHECK: nvgpu.tma.async.load
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvgpu.mbarrier.arrive.expect_tx
 // CHECK: nvgpu.tma.async.load
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: nvgpu.tma.async.load
 // CHECK: nvvm.setmaxregister  increase 224
-// CHECK: scf.for
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: scf.if %{{.+}} -> (f32, f32
 // CHECK: gpu.shuffle  xor %{{.+}}, %c1_i32
 // CHECK: gpu.shuffle  xor %{{.+}}, %c2_i32
+// CHECK: math.fma
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<8192xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32
+// CHECK: scf.for
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvgpu.mbarrier.arrive
+// CHECK: vector.store %{{.+}} : memref<8192xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: nvvm.barrier id
 // CHECK: scf.yield
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<2x4x?x64xbf16>, vector<2xbf16>
 // CHECK-NOT: fusion.
 

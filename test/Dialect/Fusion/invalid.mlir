@@ -457,8 +457,20 @@ func.func @kernel_plan_split(%x: tensor<8x4xf32>) {
 // -----
 
 func.func @kernel_plan_attention_rows(%x: tensor<8x4xf32>) {
-  // expected-error @+1 {{an attention_rows plan needs an attention kernel}}
+  // expected-error @+1 {{an attention plan needs an attention kernel}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_attention_tiles(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{an attention plan needs an attention kernel}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
   ^bb0(%a: tensor<8x4xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
     fusion.yield %s : tensor<8xf32>
