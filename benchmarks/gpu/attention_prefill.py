@@ -89,11 +89,28 @@ func.func @prefill_gqa(%q: tensor<{BATCH}x{KV_HEADS}x{_GROUP}x?x128xbf16>, %k: t
 }}
 """
 PROGRAMS["prefill_gqa"] = (128, None)
+# The log-sum-exp of each row of scores as a second result (what training
+# keeps for the backward pass).
+_T = f"tensor<{BATCH}x{HEADS}x?x128xbf16>"
+_S = f"tensor<{BATCH}x{HEADS}x?x?xbf16>"
+_LSE = f"""
+func.func @prefill_lse(%q: {_T}, %k: {_T}, %v: {_T}) -> ({_T}, tensor<{BATCH}x{HEADS}x?xbf16>) {{
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {_T} -> tensor<{BATCH}x{HEADS}x128x?xbf16>
+  %s = fusion.matmul %q, %kt : ({_T}, tensor<{BATCH}x{HEADS}x128x?xbf16>) -> {_S}
+  %c = fusion.constant dense<{128 ** -0.5}> : tensor<bf16>
+  %t = fusion.mul %s, %c : ({_S}, tensor<bf16>) -> {_S}
+  %l = fusion.logsumexp %t axis = 3 : {_S} -> tensor<{BATCH}x{HEADS}x?xbf16>
+  %p = fusion.softmax %t axis = 3 : {_S}
+  %o = fusion.matmul %p, %v : ({_S}, {_T}) -> {_T}
+  return %o, %l : {_T}, tensor<{BATCH}x{HEADS}x?xbf16>
+}}
+"""
+PROGRAMS["prefill_lse"] = (128, None)
 
 MODULE = "".join(
     _attention(name, dim, math(dim),
                extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
-    for name, (dim, math) in PROGRAMS.items() if math) + _GQA
+    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE
 
 TOLERANCE = 1e-2  # bf16 output, relative norm error
 # (query length, key length): ragged, dynamic, equal and not.
@@ -158,14 +175,24 @@ def main(checks_only=False):
         for sq, sk in CHECK_LENGTHS:
             for seed in (1, 2):
                 args = inputs(name, sq, sk, 1000 * sq + sk + seed)
-                out = torch.full_like(args[0], float("nan"))
-                checked.functions[name](*args, outputs=[out])
+                outs = [torch.full_like(args[0], float("nan"))]
+                if name == "prefill_lse":
+                    outs.append(torch.full(args[0].shape[:-1], float("nan"),
+                                           dtype=torch.bfloat16, device="cuda"))
+                checked.functions[name](*args, outputs=outs)
                 torch.cuda.synchronize()
-                ref = reference(name, *args)
-                o = out.double()
-                err = float("inf") if torch.isnan(o).any() else float(
-                    (o - ref).norm() / ref.norm())
-                record(f"{name} q={sq} k={sk} seed={seed}", err <= TOLERANCE, f"rel.err {err:.1e}")
+                refs = [reference(name, *args)]
+                if name == "prefill_lse":
+                    s = args[0].double() @ args[1].double().transpose(-1, -2) * 128 ** -0.5
+                    refs.append(torch.logsumexp(s, -1))
+                errs = []
+                for out, ref in zip(outs, refs):
+                    o = out.double()
+                    errs.append(float("inf") if torch.isnan(o).any() else float(
+                        (o - ref).norm() / ref.norm()))
+                err = max(errs)
+                record(f"{name} q={sq} k={sk} seed={seed}", err <= TOLERANCE,
+                       "rel.err " + " ".join(f"{e:.1e}" for e in errs))
 
     if checks_only:
         print("\n".join(lines))
@@ -189,6 +216,8 @@ def main(checks_only=False):
         return triton.testing.do_bench(f, return_mode="median") * 1e3
 
     for name in PROGRAMS:
+        if name == "prefill_lse":
+            continue  # checked above; timed as `prefill`
         eager = eager_fn(name)
         compiled = torch.compile(eager)
         dim = PROGRAMS[name][0]

@@ -806,7 +806,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
 
   // The rows' sums over their quads; the output divided by them, rounded
   // and stored in pairs (no keys: the product of empty matrices, zeros;
-  // every key masked: 0 / 0, NaN, as the op-by-op softmax gives).
+  // every key masked: 0 / 0, NaN, as the op-by-op softmax gives), and the
+  // rows' log-sum-exp where the kernel has it.
   Value output = online.getResult(0);
   Value total[2];
   for (int64_t h = 0; h < 2; ++h) {
@@ -844,6 +845,26 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                     /*nontemporal=*/false,
                                     vectorAlignment(element, 2));
           }
+          // The row's log-sum-exp, max + log(sum), from the quad's first
+          // lane (-inf with no key seen: no keys or every key masked).
+          if (!shape.logSumExp)
+            return;
+          emitIf(b, loc,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       quadColumn, zero),
+                 [&] {
+                   Value max = online.getResult(1 + h);
+                   Value lse = arith::SelectOp::create(
+                       b, loc,
+                       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             max, minusInf),
+                       minusInf,
+                       arith::AddFOp::create(
+                           b, loc, max, math::LogOp::create(b, loc, total[h])));
+                   SmallVector<Value> index(batch);
+                   index.push_back(row[h]);
+                   store(b, loc, lse, buffers.outputs[1], index);
+                 });
         });
   }
   return success();

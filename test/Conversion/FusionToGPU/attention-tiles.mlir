@@ -1,6 +1,6 @@
-// RUN: fusion-opt %s --fusion-kernels-to-gpu | FileCheck %s
-// RUN: fusion-opt %s --fusion-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
-// RUN: %if ptxas %{ fusion-opt %s --fusion-to-nvvm=format=bin | FileCheck %s --check-prefix=CUBIN %}
+// RUN: fusion-opt %s --split-input-file --fusion-kernels-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
+// RUN: %if ptxas %{ fusion-opt %s --split-input-file --fusion-to-nvvm=format=bin | FileCheck %s --check-prefix=CUBIN %}
 
 // attention_tiles: on the host, 3-D tensor maps of Q, K and V (batch axes
 // collapsed, so that TMA fills zeros past each batch's rows) in 64 x 64
@@ -94,4 +94,29 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
     fusion.yield %o : tensor<2x4x?x64xbf16>
   }
   return %0 : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
+// With the log-sum-exp of the scores as a second result: each row's
+// maximum plus the log of its sum, from the first lane of the row's quad,
+// rounded into the second output (rows past the end skipped).
+// CHECK-LABEL: func.func @prefill_lse
+// CHECK: gpu.launch
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: vector.store %{{.+}} : memref<2x4x?x64xbf16>, vector<2xbf16>
+// CHECK: math.log %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x4x?xbf16>
+func.func @prefill_lse(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> (tensor<2x4x?x64xbf16>, tensor<2x4x?xbf16>) {
+  %0:2 = fusion.kernel attention "prefill_lse_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> (tensor<2x4x?x64xbf16>, tensor<2x4x?xbf16>) {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %l = fusion.logsumexp %s axis = 3 : tensor<2x4x?x?xbf16> -> tensor<2x4x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o, %l : tensor<2x4x?x64xbf16>, tensor<2x4x?xbf16>
+  }
+  return %0#0, %0#1 : tensor<2x4x?x64xbf16>, tensor<2x4x?xbf16>
 }

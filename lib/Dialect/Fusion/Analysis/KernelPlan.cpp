@@ -538,16 +538,11 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
     return failure();
   }
   AttentionKernelShape shape;
-  if (kernel.getNumResults() == 2 &&
-      kernel.getYield().getValues()[1].getDefiningOp<LogSumExpOp>()) {
-    why = "the log-sum-exp of the scores as a second result (the GPU "
-          "strategies write the output only)";
-    return failure();
-  }
-  Value result = kernel.getYield().getValues().front();
-  shape.output = result.getDefiningOp<MatmulOp>();
-  if (kernel.getNumResults() != 1 || !shape.output) {
-    why = "the kernel's one result is not a product";
+  ValueRange results = kernel.getYield().getValues();
+  shape.output = results.front().getDefiningOp<MatmulOp>();
+  if (results.size() > 2 || !shape.output) {
+    why = "the kernel's first result is not a product, or it has more than "
+          "two";
     return failure();
   }
   shape.softmax = shape.output.getA().getDefiningOp<SoftmaxOp>();
@@ -555,6 +550,16 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   if (!shape.softmax || !shape.values) {
     why = "the output is not the softmax's product with an input (V)";
     return failure();
+  }
+  if (results.size() == 2) {
+    shape.logSumExp = results[1].getDefiningOp<LogSumExpOp>();
+    int64_t last = shapeOf(shape.softmax.getX()).size() - 1;
+    if (!shape.logSumExp || shape.logSumExp.getX() != shape.softmax.getX() ||
+        static_cast<int64_t>(shape.logSumExp.getAxis()) != last) {
+      why = "the second result is not the log-sum-exp over the keys of what "
+            "the softmax reads";
+      return failure();
+    }
   }
   // The scores' product: the one matmul that is not the output.
   auto products = llvm::to_vector(kernel.getBodyBlock().getOps<MatmulOp>());
@@ -598,6 +603,9 @@ std::string fusion::whyNotAttentionRows(KernelOp kernel) {
   AttentionKernelShape shape;
   if (std::string why = whyNotKeyRowsAttention(kernel, shape); !why.empty())
     return why;
+  if (shape.logSumExp)
+    return "the log-sum-exp of the scores as a second result (the rows "
+           "strategy writes the output only)";
   ArrayRef<int64_t> q = shapeOf(shape.queries);
   int64_t queries = q[q.size() - 2];
   if (ShapedType::isDynamic(queries) || queries > kAttentionRowsMaxQueries)

@@ -251,6 +251,9 @@ struct AttentionKernelShape {
   /// Sk]` as stored (`keysTransposed`).
   BlockArgument keys;
   bool keysTransposed = false;
+  /// The log-sum-exp over the keys of what the softmax reads, when it is
+  /// the kernel's second result (null otherwise).
+  LogSumExpOp logSumExp;
 };
 
 /// The attention structure of `kernel`, or why it has none (`why`).
@@ -271,7 +274,8 @@ constexpr int64_t kAttentionRowsMaxRanges = 256;
 
 /// Why the `attention_rows` strategy cannot run `kernel`; empty when it
 /// can: an attention kernel whose K is stored `[..., Sk, D]` (transposed in
-/// the kernel), at most kAttentionRowsMaxQueries static query rows, one
+/// the kernel) and whose one result is the output, at most
+/// kAttentionRowsMaxQueries static query rows, one
 /// head size D = Dv of 32, 64, 128 or 256 (a row in vectors of 16 over
 /// D / 16 lanes), the output's batch axes the scores'.
 std::string whyNotAttentionRows(KernelOp kernel);
@@ -286,7 +290,8 @@ constexpr int64_t kAttentionTilesThreads = 384;
 /// Why the `attention_tiles` strategy cannot run `kernel` on `target`;
 /// empty when it can: an attention kernel on a chip with warpgroup MMA, K
 /// stored `[..., Sk, D]`, Q, K and V of one type (bf16 or f16), one head
-/// size D = Dv of 64 or 128, the output's batch axes the scores'.
+/// size D = Dv of 64 or 128, the output's batch axes the scores' (the
+/// log-sum-exp of the rows as a second result, if any, is written too).
 std::string whyNotAttentionTiles(KernelOp kernel, const GpuTarget &target);
 
 /// Why no GPU strategy runs attention kernel `kernel` on `target` (what
