@@ -16,7 +16,8 @@
 // an MMA operand has, then O += P V (V read N-major). A step's S is issued
 // with the previous step's P V, and its softmax runs while that product
 // does. The scores never reach global memory; K and V are read once per
-// block of query rows.
+// block of query rows. Each row's log-sum-exp (max + log(sum)) is written
+// where the kernel has it as a second result.
 //
 // Rows and keys past the sequences' ends: the tensor maps are 3-D (batch,
 // row, column), so TMA fills zeros past each batch's rows, and keys past
@@ -511,11 +512,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   struct Online {
     Value output, max[2], sum[2];
   };
-  auto stageOfStep = [&](Value step) { return stageOf(step); };
   // Issues S = Q K^T of step `step` (once its K is in): over the head's
   // boxes and 16 columns an MMA, the first replacing the accumulator.
   auto issueScores = [&](Value step) {
-    Value stage = stageOfStep(step);
+    Value stage = stageOf(step);
     waitForPhase(
         b, loc, full,
         arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kKeysLoaded)),
@@ -536,7 +536,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // Issues O += P V of step `step` (once its V is in; P in shared memory):
   // over the keys' 64-row chunks and 16 keys an MMA.
   auto issueOutput = [&](Value step, Value output) {
-    Value stage = stageOfStep(step);
+    Value stage = stageOf(step);
     waitForPhase(
         b, loc, full,
         arith::AddIOp::create(b, loc, stage, indexConst(b, loc, kValuesLoaded)),
@@ -559,7 +559,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
       nvgpu::MBarrierArriveOp::create(
           b, loc, nvgpu::MBarrierTokenType::get(context), empty,
-          arith::AddIOp::create(b, loc, stageOfStep(step),
+          arith::AddIOp::create(b, loc, stageOf(step),
                                 indexConst(b, loc, released)));
     });
   };
