@@ -56,6 +56,31 @@ func.func @decode_gqa_softcap(%q: tensor<{BATCH}x{KV_HEADS}x{HEADS // KV_HEADS}x
 """
 
 TOLERANCE = 1e-2  # bf16 output, relative norm error
+
+
+def timing_line(name, row, rate):
+    """A program's times beside its peers' (keys not starting with
+    "fusion"), with `rate` (Fusion's throughput, as text) and the ratio to
+    the best peer."""
+    peers = {k: v for k, v in row.items() if not k.startswith("fusion")}
+    best = min(peers.values()) if peers else float("nan")
+    return (f"     {name} us: " + "  ".join(f"{k} {v:.1f}" for k, v in row.items())
+            + f"  | fusion {rate}, {best / row['fusion']:.2f}x the best peer")
+
+
+def finish(title, results, lines):
+    """Writes `results` to $OUT/<title>.json, prints the device and `lines`
+    and the checks' count, and exits with 1 where a check failed."""
+    import torch
+    results["device"] = torch.cuda.get_device_name()
+    with open(os.path.join(os.environ.get("OUT", "."), f"{title}.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(results["device"])
+    print("\n".join(lines))
+    failed = sum(not c["ok"] for c in results["checks"].values())
+    print(f"{title.replace('_', ' ')} checks: {len(results['checks']) - failed} passed, "
+          f"{failed} failed")
+    sys.exit(1 if failed else 0)
 CHECK_LENGTHS = (1, 7, 33, 1000, 4097, 16384)
 BENCH_LENGTHS = (1024, 4096, 16384)
 
@@ -165,20 +190,9 @@ def main(checks_only=False):
                     lambda: F.scaled_dot_product_attention(qs, ks, vs, attn_mask=ms, scale=SCALE,
                                                            enable_gqa=True))
             results["times_us"][f"{name}[{length}]"] = row
-            peers = {k_: v_ for k_, v_ in row.items() if not k_.startswith("fusion")}
-            best = min(peers.values())
-            lines.append(f"     {name}[{length}] us: " + "  ".join(f"{k_} {v_:.1f}" for k_, v_ in row.items())
-                         + f"  | fusion {bytes_moved / row['fusion'] / 1e3:.0f} GB/s,"
-                         f" {best / row['fusion']:.2f}x the best peer")
-    out_dir = os.environ.get("OUT", ".")
-    results["device"] = torch.cuda.get_device_name()
-    with open(os.path.join(out_dir, "attention_decode.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print(results["device"])
-    print("\n".join(lines))
-    failed = sum(not c["ok"] for c in results["checks"].values())
-    print(f"attention decode checks: {len(results['checks']) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+            lines.append(timing_line(f"{name}[{length}]", row,
+                                     f"{bytes_moved / row['fusion'] / 1e3:.0f} GB/s"))
+    finish("attention_decode", results, lines)
 
 
 if __name__ == "__main__":

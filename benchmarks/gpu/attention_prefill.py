@@ -17,7 +17,6 @@ into $OUT.
     python3 attention_prefill.py --module   # the module's text (for the bundle)
 """
 
-import json
 import os
 import sys
 
@@ -127,6 +126,7 @@ def main(checks_only=False):
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     from fusion import cuda
+    from attention_decode import finish, timing_line
 
     fused = cuda.load(os.path.join(here, "attention_prefill.fused.so"))
     checked = cuda.load(os.path.join(here, "attention_prefill.fused.so"), debug=True)
@@ -253,20 +253,9 @@ def main(checks_only=False):
                                                            scale=dim ** -0.5))
             flops = 4 * BATCH * HEADS * length * length * dim
             results["times_us"][f"{name}[{length}]"] = row
-            peers = {k_: v_ for k_, v_ in row.items() if not k_.startswith("fusion")}
-            best = min(peers.values()) if peers else float("nan")
-            lines.append(f"     {name}[{length}] us: " + "  ".join(f"{k_} {v_:.1f}" for k_, v_ in row.items())
-                         + f"  | fusion {flops / row['fusion'] / 1e6:.0f} TFLOP/s,"
-                         f" {best / row['fusion']:.2f}x the best peer")
-    out_dir = os.environ.get("OUT", ".")
-    results["device"] = torch.cuda.get_device_name()
-    with open(os.path.join(out_dir, "attention_prefill.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print(results["device"])
-    print("\n".join(lines))
-    failed = sum(not c["ok"] for c in results["checks"].values())
-    print(f"attention prefill checks: {len(results['checks']) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+            lines.append(timing_line(f"{name}[{length}]", row,
+                                     f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s"))
+    finish("attention_prefill", results, lines)
 
 
 if __name__ == "__main__":

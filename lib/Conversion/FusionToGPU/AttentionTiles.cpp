@@ -64,6 +64,8 @@ constexpr int64_t kStages = 2;
 /// swizzle's width), 8 KiB.
 constexpr int64_t kBox = 64;
 constexpr int64_t kBoxBytes = kBox * kBox * 2;
+/// A box of the 3-D tensor maps (batch, row, column).
+constexpr int64_t kBoxShape[] = {1, kBox, kBox};
 /// The K extent of one warpgroup MMA (bf16, f16).
 constexpr int64_t kMmaK = 16;
 /// Registers a thread keeps on each side (setmaxnreg; the block's pool is
@@ -367,7 +369,6 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   b.setInsertionPoint(role.thenBlock()->getTerminator());
   NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
-  SmallVector<int64_t> box = {1, kBox, kBox};
   Value batchQ = batchOf(b, shape.queries, batch);
   Value batchK = batchOf(b, shape.keys, batch);
   Value batchV = batchOf(b, shape.values, batch);
@@ -384,8 +385,9 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         for (int64_t g = 0; g < kWarpgroups; ++g)
           for (int64_t h = 0; h < boxes; ++h)
             nvgpu::TmaAsyncLoadOp::create(
-                b, loc, view(byteConst(layout.queries(g, h)), box, element),
-                full, mapQ,
+                b, loc,
+                view(byteConst(layout.queries(g, h)), kBoxShape, element), full,
+                mapQ,
                 ValueRange{
                     indexConst(b, loc, h * kBox),
                     arith::AddIOp::create(b, loc, row0,
@@ -425,8 +427,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                   values ? layout.values(0) + layout.valueBox(chunk, h)
                          : layout.keys(0) + layout.keyBox(h, chunk);
               nvgpu::TmaAsyncLoadOp::create(
-                  b, loc, view(stageOffset(stage, offset), box, element), full,
-                  values ? mapV : mapK,
+                  b, loc, view(stageOffset(stage, offset), kBoxShape, element),
+                  full, values ? mapV : mapK,
                   ValueRange{indexConst(b, loc, h * kBox), row,
                              values ? batchV : batchK},
                   loaded, /*multicastMask=*/Value(), /*predicate=*/Value());
@@ -873,10 +875,9 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
 LogicalResult AttentionTiles::emit(OpBuilder &b) {
   // On the host: the tensor maps (3-D, so that TMA fills zeros past each
   // batch's rows) and a block per batch and 128 query rows.
-  SmallVector<int64_t> box = {1, kBox, kBox};
-  mapQ = createTensorMap(b, loc, asBatches(b, shape.queries), box);
-  mapK = createTensorMap(b, loc, asBatches(b, shape.keys), box);
-  mapV = createTensorMap(b, loc, asBatches(b, shape.values), box);
+  mapQ = createTensorMap(b, loc, asBatches(b, shape.queries), kBoxShape);
+  mapK = createTensorMap(b, loc, asBatches(b, shape.keys), kBoxShape);
+  mapV = createTensorMap(b, loc, asBatches(b, shape.values), kBoxShape);
   Value queryTiles =
       arith::CeilDivUIOp::create(b, loc, rowsOf(b, shape.queries),
                                  indexConst(b, loc, kAttentionTilesQueries));

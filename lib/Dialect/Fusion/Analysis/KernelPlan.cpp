@@ -640,6 +640,15 @@ std::string fusion::whyNotAttentionTiles(KernelOp kernel,
   return "";
 }
 
+/// Why neither attention strategy runs a kernel, from their reasons (both
+/// non-empty): each one's, or the one they share.
+static std::string combineAttentionReasons(const std::string &rows,
+                                           const std::string &tiles) {
+  if (tiles == rows)
+    return rows;
+  return "attention_rows: " + rows + "; attention_tiles: " + tiles;
+}
+
 std::string fusion::whyNoGpuAttention(KernelOp kernel,
                                       const GpuTarget &target) {
   std::string rows = whyNotAttentionRows(kernel);
@@ -648,9 +657,7 @@ std::string fusion::whyNoGpuAttention(KernelOp kernel,
   std::string tiles = whyNotAttentionTiles(kernel, target);
   if (tiles.empty())
     return "";
-  if (tiles == rows)
-    return rows;
-  return "attention_rows: " + rows + "; attention_tiles: " + tiles;
+  return combineAttentionReasons(rows, tiles);
 }
 
 std::string fusion::whyNotWgmma(KernelOp kernel, const GpuTarget &target) {
@@ -1167,12 +1174,14 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
     break;
   }
   case KernelKind::attention: {
-    if (!whyNotAttentionRows(kernel).empty()) {
+    if (std::string rows = whyNotAttentionRows(kernel); !rows.empty()) {
       // Many query rows: tensor-core tiles of them, each reading K and V
       // once.
-      reason = whyNoGpuAttention(kernel, options.target);
-      if (!reason.empty())
+      std::string tiles = whyNotAttentionTiles(kernel, options.target);
+      if (!tiles.empty()) {
+        reason = combineAttentionReasons(rows, tiles);
         break;
+      }
       return KernelPlanAttr::get(context, KernelStrategy::attention_tiles,
                                  kAttentionTilesThreads, /*vector=*/2,
                                  RowStorage::none, /*cluster=*/1, once,
