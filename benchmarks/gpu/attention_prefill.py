@@ -10,7 +10,9 @@ where the program has no score math SDPA cannot fuse), the same math eager
 and under torch.compile. bf16, batch 2, 16 heads, preallocated outputs,
 median of triton.testing.do_bench; TFLOP/s counts the two products
 (4 B H Sq Sk D). Prints a table last and writes attention_prefill.json
-into $OUT.
+into $OUT. Causal programs (the mask from positions, fusion.iota, so that
+blocks past a row block's last key are skipped) are static-shaped, one
+function per length, beside SDPA with is_causal.
 
     python3 attention_prefill.py            # on the GPU machine, from the bundle
     python3 attention_prefill.py --checks   # the checks only (for compute-sanitizer)
@@ -106,16 +108,60 @@ func.func @prefill_lse(%q: {_T}, %k: {_T}, %v: {_T}) -> ({_T}, tensor<{BATCH}x{H
 """
 PROGRAMS["prefill_lse"] = (128, None)
 
-MODULE = "".join(
-    _attention(name, dim, math(dim),
-               extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
-    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE
 
 TOLERANCE = 1e-2  # bf16 output, relative norm error
 # (query length, key length): ragged, dynamic, equal and not.
 CHECK_LENGTHS = ((1, 1), (7, 7), (127, 129), (128, 128), (200, 77), (1000, 1000),
                  (100, 3000), (4096, 4096))
+
+
+# Causal attention with the mask computed from positions (fusion.iota): key
+# j is seen by query row i where j <= i + offset (offset 0: PyTorch's
+# is_causal; Sk - Sq: queries the last rows of the keys' sequence). Iota
+# shapes are static, so there is a function per (Sq, Sk, offset).
+def causal_name(sq, sk, offset=0):
+    return f"prefill_causal_{sq}x{sk}" + (f"_shift{offset}" if offset else "")
+
+
+def _causal(sq, sk, offset=0, dim=128):
+    q, kv = f"tensor<{BATCH}x{HEADS}x{sq}x{dim}xbf16>", f"tensor<{BATCH}x{HEADS}x{sk}x{dim}xbf16>"
+    kt = f"tensor<{BATCH}x{HEADS}x{dim}x{sk}xbf16>"
+    s = f"tensor<{BATCH}x{HEADS}x{sq}x{sk}x"
+    limit = "%row" if not offset else "%last"
+    shift = "" if not offset else f"""
+  %shift = fusion.constant dense<{float(offset)}> : tensor<f32>
+  %last = fusion.add %row, %shift : (tensor<{sq}x1xf32>, tensor<f32>) -> tensor<{sq}x1xf32>"""
+    return f"""
+func.func @{causal_name(sq, sk, offset)}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {kv} -> {kt}
+  %s = fusion.matmul %q, %kt : ({q}, {kt}) -> {s}bf16>
+  %sf = fusion.convert %s : {s}bf16> to {s}f32>
+  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %t = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
+  %tb = fusion.convert %t : {s}f32> to {s}bf16>
+  %row = fusion.iota dimension = 0 : tensor<{sq}x1xf32>
+  %key = fusion.iota dimension = 1 : tensor<1x{sk}xf32>{shift}
+  %seen = fusion.cmp le, %key, {limit} : (tensor<1x{sk}xf32>, tensor<{sq}x1xf32>) -> tensor<{sq}x{sk}xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %tb, %ninf : (tensor<{sq}x{sk}xi1>, {s}bf16>, tensor<bf16>) -> {s}bf16>
+  %p = fusion.softmax %m axis = 3 : {s}bf16>
+  %o = fusion.matmul %p, %v : ({s}bf16>, {kv}) -> {q}
+  return %o : {q}
+}}
+"""
+
+
 BENCH_LENGTHS = (1024, 4096, 16384)
+CAUSAL_CHECKS = tuple((sq, sk, 0) for sq, sk in CHECK_LENGTHS) + ((100, 3000, 2900),
+                                                                  (300, 1000, 700))
+CAUSAL = sorted(set(CAUSAL_CHECKS) | {(n, n, 0) for n in BENCH_LENGTHS})
+
+MODULE = "".join(
+    _attention(name, dim, math(dim),
+               extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
+    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + "".join(
+        _causal(*case) for case in CAUSAL)
+
 
 
 def main(checks_only=False):
@@ -194,6 +240,24 @@ def main(checks_only=False):
                 record(f"{name} q={sq} k={sk} seed={seed}", err <= TOLERANCE,
                        "rel.err " + " ".join(f"{e:.1e}" for e in errs))
 
+    def causal_reference(q, k, v, offset):
+        s = q.double() @ k.double().transpose(-1, -2) * 128 ** -0.5
+        i = torch.arange(q.shape[-2], device="cuda")[:, None]
+        j = torch.arange(k.shape[-2], device="cuda")[None, :]
+        return torch.softmax(s.masked_fill(j > i + offset, float("-inf")), -1) @ v.double()
+
+    for sq, sk, offset in CAUSAL_CHECKS:
+        name = causal_name(sq, sk, offset)
+        for seed in (1, 2):
+            args = inputs("prefill", sq, sk, 1000 * sq + sk + seed)
+            out = torch.full_like(args[0], float("nan"))
+            checked.functions[name](*args, outputs=[out])
+            torch.cuda.synchronize()
+            ref = causal_reference(*args, offset)
+            o = out.double()
+            err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
+            record(f"{name} seed={seed}", err <= TOLERANCE, f"rel.err {err:.1e}")
+
     if checks_only:
         print("\n".join(lines))
         failed = sum(not c["ok"] for c in results["checks"].values())
@@ -255,6 +319,29 @@ def main(checks_only=False):
             results["times_us"][f"{name}[{length}]"] = row
             lines.append(timing_line(f"{name}[{length}]", row,
                                      f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s"))
+    # Causal (key j seen by row i where j <= i): FLOPs of the half computed.
+    def causal_eager(q, k, v):
+        s = (q @ k.transpose(-1, -2)).float() * 128 ** -0.5
+        n = q.shape[-2]
+        seen = torch.ones(n, n, dtype=torch.bool, device="cuda").tril()
+        return torch.softmax(s.masked_fill(~seen, float("-inf")), -1).bfloat16() @ v
+    causal_compiled = torch.compile(causal_eager)
+    for length in BENCH_LENGTHS:
+        name = causal_name(length, length)
+        q, k, v = args = inputs("prefill", length, length, 7)
+        out = [torch.empty_like(q)]
+        row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=out))}
+        if before and name in before.functions:
+            row["fusion_before"] = median_us(lambda: before.functions[name](*args, outputs=out))
+        if length <= 4096:
+            row["eager"] = median_us(lambda: causal_eager(*args))
+            row["torch.compile"] = median_us(lambda: causal_compiled(*args))
+        row["sdpa (causal)"] = median_us(
+            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=128 ** -0.5))
+        flops = 2 * BATCH * HEADS * length * length * 128
+        results["times_us"][f"prefill_causal[{length}]"] = row
+        lines.append(timing_line(f"prefill_causal[{length}]", row,
+                                 f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s (causal half)"))
     finish("attention_prefill", results, lines)
 
 

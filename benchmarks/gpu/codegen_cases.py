@@ -7,7 +7,9 @@ several and middle axes, dynamic rows, two in one hand-written kernel),
 reductions split over blocks (over all axes, outer and inner axes, a few
 rows too long for a cluster); rows of
 dynamic length (streamed, sizes 0 and 1 included) and a row reduction fed
-by a slice; constants that are not splats, and constants returned.
+by a slice; constants that are not splats, and constants returned;
+positions (fusion.iota) in a row kernel's causal mask, returned alone (a
+kernel with no inputs) and in elementwise math.
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
 `reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
@@ -124,6 +126,26 @@ func.func @sum_long_rows(%x: tensor<3x300001xf32>) -> tensor<3x1xf32> {
   %0 = fusion.reduce_sum %x axes = [1] keep_dims : tensor<3x300001xf32> -> tensor<3x1xf32>
   return %0 : tensor<3x1xf32>
 }
+func.func @causal_softmax(%x: tensor<4x300x300xbf16>) -> tensor<4x300x300xbf16> {
+  %row = fusion.iota dimension = 0 : tensor<300x1xf32>
+  %key = fusion.iota dimension = 1 : tensor<1x300xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x300xf32>, tensor<300x1xf32>) -> tensor<300x300xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %x, %ninf : (tensor<300x300xi1>, tensor<4x300x300xbf16>, tensor<bf16>) -> tensor<4x300x300xbf16>
+  %p = fusion.softmax %m axis = 2 : tensor<4x300x300xbf16>
+  return %p : tensor<4x300x300xbf16>
+}
+func.func @positions() -> tensor<3x1001xf32> {
+  %0 = fusion.iota dimension = 1 : tensor<3x1001xf32>
+  return %0 : tensor<3x1001xf32>
+}
+func.func @ramp(%x: tensor<3x200xbf16>) -> tensor<3x200xbf16> {
+  %k = fusion.iota dimension = 1 : tensor<3x200xbf16>
+  %r = fusion.iota dimension = 0 : tensor<3x200xbf16>
+  %0 = fusion.add %x, %k : tensor<3x200xbf16>
+  %1 = fusion.sub %0, %r : tensor<3x200xbf16>
+  return %1 : tensor<3x200xbf16>
+}
 func.func @column_sum_max(%x: tensor<2000x64xbf16>) -> (tensor<64xf32>, tensor<64xf32>) {
   %0:2 = fusion.kernel column_reduction "column_sum_max_k0" (%x) : (tensor<2000x64xbf16>) -> (tensor<64xf32>, tensor<64xf32>) {
   ^bb0(%a: tensor<2000x64xbf16>):
@@ -216,6 +238,16 @@ def reference(name, *xs):
                              device=x[0].device)
         return (x[0] + table, torch.full((2, 1), 7.0, dtype=torch.float64, device=x[0].device),
                 torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, device=x[0].device))
+    if name in ("causal_softmax", "positions", "ramp"):
+        i = torch.arange(300 if name == "causal_softmax" else 3, device="cuda")[:, None]
+        j = torch.arange(300 if name == "causal_softmax" else x[0].shape[-1] if x else 1001,
+                         device="cuda")[None, :]
+        if name == "causal_softmax":
+            return (torch.softmax(x[0].masked_fill(j > i, float("-inf")), -1),)
+        if name == "positions":
+            return ((j + 0 * i).double(),)
+        # bf16 rounding after each op: x + j (j < 256 exact), then - i.
+        return (((x[0] + j).bfloat16().double() - i).bfloat16().double(),)
     if name == "slice_row_sum":
         return (torch.exp(x[0][:, 32:96]).sum(-1),)
     raise KeyError(name)

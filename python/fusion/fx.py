@@ -10,7 +10,8 @@ becomes a `fusion` module.
 Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
 addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
 exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax,
-amin over dims), softmax, layer_norm, matmul, linear (as a matmul boundary
+amin over dims), softmax, layer_norm, matmul, scaled_dot_product_attention
+(float or boolean attn_mask, is_causal, scale; no dropout), linear (as a matmul boundary
 plus the bias add), transpose/permute, and the torch.nn modules Linear,
 LayerNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
 tracing is for inference) and Identity. Anything else raises
@@ -228,6 +229,55 @@ class _Emitter:
         v = self.value(x)
         return self.emit(f"fusion.softmax {v[0]} axis = {dim % len(v[1])} : {self.type_of(v)}", v[1], v[2])
 
+    _MINUS_INF = {torch.float32: "0xFF800000", torch.bfloat16: "0xFF80", torch.float16: "0xFC00"}
+
+    def attention(self, q, k, v, mask=None, causal=False, scale=None):
+        """F.scaled_dot_product_attention as the ops fusion-fuse-attention
+        makes one kernel of: the scores Q K^T (in Q's type, the product's),
+        scaled in f32 with a float mask added there, back in Q's type, a
+        boolean mask and the causal one (key <= query position, from
+        fusion.iota: the kernel skips the key blocks it empties) as selects
+        of -inf, the softmax over the keys and its product with V."""
+        if not (len(q[1]) >= 2 and q[2] == k[2] == v[2] and q[2] in self._MINUS_INF):
+            raise UnsupportedOpError("scaled_dot_product_attention needs Q, K and V of one "
+                                     "float dtype")
+        rank = len(k[1])
+        if scale is None:
+            if q[1][-1] is None:
+                raise UnsupportedOpError("scaled_dot_product_attention with a dynamic head "
+                                         "size and no scale")
+            scale = q[1][-1] ** -0.5
+        kt = self.transpose(k, list(range(rank - 2)) + [rank - 1, rank - 2])
+        dtype = q[2]
+        t = self.combine("mul", self.convert(self.matmul(q, kt), torch.float32),
+                         self.scalar(scale, torch.float32))
+        if mask is not None and mask[2] != torch.bool:
+            t = self.combine("add", t, self.convert(mask, torch.float32))
+        t = self.convert(t, dtype)
+        keep = [mask] if mask is not None and mask[2] == torch.bool else []
+        if causal:
+            queries, keys = q[1][-2], k[1][-2]
+            if queries is None or keys is None:
+                raise UnsupportedOpError("causal scaled_dot_product_attention with dynamic "
+                                         "sequence lengths")
+            row = self.emit(f"fusion.iota dimension = 0 : tensor<{queries}x1xf32>",
+                            (queries, 1), torch.float32)
+            key = self.emit(f"fusion.iota dimension = 1 : tensor<1x{keys}xf32>",
+                            (1, keys), torch.float32)
+            keep.append(self.emit(f"fusion.cmp le, {key[0]}, {row[0]} : ({self.type_of(key)}, "
+                                  f"{self.type_of(row)}) -> tensor<{queries}x{keys}xi1>",
+                                  (queries, keys), torch.bool))
+        for m in keep:
+            ninf = self.emit(f"fusion.constant dense<{self._MINUS_INF[dtype]}> : "
+                             f"tensor<{_ELEMENT[dtype]}>", (), dtype)
+            shape = self.broadcast_shape(m[1], t[1])
+            t = self.emit(f"fusion.select {m[0]}, {t[0]}, {ninf[0]} : ({self.type_of(m)}, "
+                          f"{self.type_of(t)}, {self.type_of(ninf)}) -> {_tensor_type(shape, dtype)}",
+                          shape, dtype)
+        p = self.emit(f"fusion.softmax {t[0]} axis = {len(t[1]) - 1} : {self.type_of(t)}",
+                      t[1], dtype)
+        return self.matmul(p, v)
+
     # -- nodes -------------------------------------------------------------
     def node(self, node):
         op, target, args, kwargs = node.op, node.target, node.args, node.kwargs
@@ -360,6 +410,8 @@ class _Emitter:
             eps = kwargs.get("eps", args[4] if len(args) > 4 else 1e-5)
             weight, bias = (self.value(v) if v is not None else None for v in (weight, bias))
             return self.layer_norm(args[0], weight, bias, eps, args[1])
+        if fn is getattr(F, "scaled_dot_product_attention", None):
+            return self.sdpa(args, kwargs)
         if fn is F.linear:
             weight = self.value(kwargs.get("weight", args[1]))
             bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
@@ -376,6 +428,24 @@ class _Emitter:
             return self.call_method(node, fn.__name__, args, kwargs)
         name = getattr(fn, "__name__", repr(fn))
         raise UnsupportedOpError(f"function {name} is not supported")
+
+    def sdpa(self, args, kwargs):
+        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale",
+                 "enable_gqa")
+        given = dict(zip(names, args), **kwargs)
+        if given.get("dropout_p", 0.0) != 0.0:
+            raise UnsupportedOpError("scaled_dot_product_attention with dropout is not supported")
+        if given.get("enable_gqa", False):
+            raise UnsupportedOpError("scaled_dot_product_attention with enable_gqa is not "
+                                     "supported (write K and V with a size-1 head axis)")
+        mask = given.get("attn_mask")
+        causal = given.get("is_causal", False)
+        if mask is not None and causal:
+            raise UnsupportedOpError("scaled_dot_product_attention with both attn_mask and "
+                                     "is_causal")
+        q, k, v = (self.value(given[n]) for n in names[:3])
+        return self.attention(q, k, v, self.value(mask) if mask is not None else None, causal,
+                              given.get("scale"))
 
     _IN_PLACE = {"add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "copy_", "neg_",
                  "exp_", "sqrt_", "rsqrt_", "abs_", "relu_", "sigmoid_", "tanh_", "pow_"}

@@ -21,7 +21,10 @@
 //
 // Rows and keys past the sequences' ends: the tensor maps are 3-D (batch,
 // row, column), so TMA fills zeros past each batch's rows, and keys past
-// the end are masked to -inf before the softmax. The MMAs are NVVM's
+// the end are masked to -inf before the softmax. Under a key limit (a
+// causal mask computed from positions, AttentionKernelShape::KeyLimit) a
+// block goes only through the tiles up to its last row's last key, and
+// masks only in the steps that reach past a row's. The MMAs are NVVM's
 // wgmma.mma_async on descriptors built here (nvgpu's warpgroup.mma steps
 // B's descriptor along K as an N-major operand only, and S reads K
 // K-major).
@@ -284,16 +287,64 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   Value one = indexConst(b, loc, 1);
   int64_t boxes = layout.headBoxes();
 
-  // The block's batch and its first query row.
-  Value batchFlat = arith::DivUIOp::create(b, loc, ids.block, queryTiles);
+  // The block's batch and its first query row: blocks of a batch side by
+  // side (they share its K and V in L2). Under a key limit the last rows
+  // see the most keys, so the blocks go in groups of batches of about
+  // kAttentionTilesGroupBlocks blocks (a wave), the last rows' blocks of
+  // the group's batches first: short blocks fill each group's end, and a
+  // group's K and V stay few enough for L2.
+  Value batchFlat, queryTile;
+  if (shape.keyLimit) {
+    Value batches = product(b, loc, batchSizes(b));
+    Value perGroup = arith::MaxUIOp::create(
+        b, loc, one,
+        arith::DivUIOp::create(b, loc,
+                               indexConst(b, loc, kAttentionTilesGroupBlocks),
+                               queryTiles));
+    Value groupBlocks = arith::MulIOp::create(b, loc, perGroup, queryTiles);
+    Value group = arith::DivUIOp::create(b, loc, ids.block, groupBlocks);
+    Value within = arith::RemUIOp::create(b, loc, ids.block, groupBlocks);
+    Value firstBatch = arith::MulIOp::create(b, loc, group, perGroup);
+    Value groupBatches = arith::MinUIOp::create(
+        b, loc, perGroup, arith::SubIOp::create(b, loc, batches, firstBatch));
+    batchFlat = arith::AddIOp::create(
+        b, loc, firstBatch,
+        arith::RemUIOp::create(b, loc, within, groupBatches));
+    queryTile = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, queryTiles, one),
+        arith::DivUIOp::create(b, loc, within, groupBatches));
+  } else {
+    batchFlat = arith::DivUIOp::create(b, loc, ids.block, queryTiles);
+    queryTile = arith::RemUIOp::create(b, loc, ids.block, queryTiles);
+  }
   Value row0 = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, ids.block, queryTiles),
-      indexConst(b, loc, kAttentionTilesQueries));
+      b, loc, queryTile, indexConst(b, loc, kAttentionTilesQueries));
   SmallVector<Value> batch = delinearize(b, loc, batchFlat, batchSizes(b));
   Value queries = rowsOf(b, shape.queries);
   Value keys = rowsOf(b, shape.keys);
   Value keyTiles = arith::CeilDivUIOp::create(
       b, loc, keys, indexConst(b, loc, kAttentionTilesKeys));
+  // Under a key limit, the tiles up to the one of the block's last row's
+  // last key (none if that is before the first key).
+  Value offset;
+  if (shape.keyLimit) {
+    offset = indexConst(b, loc, shape.keyLimit->offset);
+    Value lastRow = arith::MinUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, row0,
+                              indexConst(b, loc, kAttentionTilesQueries - 1)),
+        arith::SubIOp::create(b, loc, queries, one));
+    Value lastKey = arith::AddIOp::create(b, loc, lastRow, offset);
+    Value seen = arith::AddIOp::create(
+        b, loc,
+        arith::DivUIOp::create(b, loc, lastKey,
+                               indexConst(b, loc, kAttentionTilesKeys)),
+        one);
+    keyTiles = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lastKey, zero),
+        zero, arith::MinUIOp::create(b, loc, keyTiles, seen));
+  }
 
   // Shared memory: the tiles from the first swizzle boundary past the
   // dynamic shared memory's symbol (MatmulWgmma.cpp says why), and the
@@ -502,6 +553,17 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   Value evalRow[2];
   for (int64_t h = 0; h < 2; ++h)
     evalRow[h] = arith::MinUIOp::create(b, loc, row[h], lastQuery);
+  // Under a key limit: each of the thread's rows' last key, and the
+  // warpgroup's first row.
+  Value rowLimit[2], groupRow0;
+  if (shape.keyLimit) {
+    for (int64_t h = 0; h < 2; ++h)
+      rowLimit[h] = arith::AddIOp::create(b, loc, row[h], offset);
+    groupRow0 = arith::AddIOp::create(
+        b, loc, row0,
+        arith::MulIOp::create(b, loc, warpgroup,
+                              indexConst(b, loc, kGroupRows)));
+  }
   PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
   Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
   Type i32 = b.getI32Type();
@@ -602,31 +664,46 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       SmallVector<Value> index(batch);
       index.push_back(evalRow[h]);
       index.push_back(arith::MinUIOp::create(b, loc, keyOf(i), lastKey));
-      FailureOr<Value> t =
-          evaluator.eval(shape.softmax.getX(), index, /*lanes=*/false);
+      FailureOr<Value> t = evaluator.eval(
+          shape.keyLimit ? shape.keyLimit->unmasked : shape.softmax.getX(),
+          index, /*lanes=*/false);
       if (failed(t))
         return failure();
       values[i] = *t;
     }
-    // Keys past the end (only in the last step, if partial) masked.
-    auto partial = scf::IfOp::create(
-        b, loc, SmallVector<Type>(count, f32),
-        arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ugt,
-            arith::AddIOp::create(b, loc, key0,
-                                  indexConst(b, loc, kAttentionTilesKeys)),
-            keys),
-        /*withElseRegion=*/true);
+    // Keys past the end (only in the last step, if partial) masked, and
+    // under a key limit those past a row's (only in the steps that reach
+    // past the warpgroup's first row's).
+    Value stepEnd = arith::AddIOp::create(
+        b, loc, key0, indexConst(b, loc, kAttentionTilesKeys));
+    Value partialStep =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, stepEnd, keys);
+    if (shape.keyLimit)
+      partialStep = arith::OrIOp::create(
+          b, loc, partialStep,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sgt, stepEnd,
+              arith::AddIOp::create(
+                  b, loc, arith::AddIOp::create(b, loc, groupRow0, offset),
+                  one)));
+    auto partial = scf::IfOp::create(b, loc, SmallVector<Type>(count, f32),
+                                     partialStep, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(partial.thenBlock());
       SmallVector<Value> masked;
-      for (int64_t i = 0; i < count; ++i)
-        masked.push_back(arith::SelectOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyOf(i),
-                                  keys),
-            values[i], minusInf));
+      for (int64_t i = 0; i < count; ++i) {
+        Value key = keyOf(i);
+        Value seen =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key, keys);
+        if (shape.keyLimit)
+          seen = arith::AndIOp::create(
+              b, loc, seen,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key,
+                                    rowLimit[(i / 2) % 2]));
+        masked.push_back(
+            arith::SelectOp::create(b, loc, seen, values[i], minusInf));
+      }
       scf::YieldOp::create(b, loc, masked);
       b.setInsertionPointToStart(partial.elseBlock());
       scf::YieldOp::create(b, loc, values);

@@ -157,6 +157,29 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
         lanes);
   }
 
+  if (auto iota = dyn_cast<IotaOp>(op)) {
+    // Its own index along the dimension (lanes along the last one count
+    // up from it).
+    if (flat)
+      return op->emitOpError("cannot be evaluated at a flat offset");
+    int64_t dim = iota.getDimension();
+    Value position =
+        arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index[dim]);
+    if (!lanes || dim != static_cast<int64_t>(shape.size()) - 1)
+      return splatIfNeeded(
+          arith::UIToFPOp::create(b, loc, b.getF32Type(), position), lanes);
+    auto laneType = VectorType::get({width}, b.getI32Type());
+    SmallVector<int32_t> lanesUp =
+        llvm::to_vector(llvm::seq<int32_t>(0, static_cast<int32_t>(width)));
+    Value steps = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(laneType, ArrayRef<int32_t>(lanesUp)));
+    Value positions = arith::AddIOp::create(
+        b, loc, vector::BroadcastOp::create(b, loc, laneType, position), steps);
+    return arith::UIToFPOp::create(
+               b, loc, VectorType::get({width}, b.getF32Type()), positions)
+        .getResult();
+  }
+
   if (isElementwiseMath(op)) {
     SmallVector<Value> args;
     for (Value operand : op->getOperands()) {

@@ -446,6 +446,35 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
   }
 };
 
+/// A generic with no inputs: each element its index along the dimension.
+struct IotaLowering : OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         type.getElementType());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange(), init,
+        rewriter.getMultiDimIdentityMap(type.getRank()), iterators,
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value index = linalg::IndexOp::create(b, l, op.getDimension());
+          Value position = arith::UIToFPOp::create(
+              b, l, b.getF32Type(),
+              arith::IndexCastUIOp::create(b, l, b.getI64Type(), index));
+          linalg::YieldOp::create(
+              b, l, roundTo(b, l, position, type.getElementType()));
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 struct ConstantLowering : OpConversionPattern<ConstantOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -476,11 +505,10 @@ void fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<SigmoidOp>, ElementwiseLowering<SiluOp>,
                ElementwiseLowering<GeluOp>, ElementwiseLowering<CmpOp>,
                ElementwiseLowering<SelectOp>, ElementwiseLowering<ConvertOp>,
-               ReduceLowering<ReduceSumOp>,
-               ReduceLowering<ReduceMaxOp>,
-               ReduceLowering<ReduceMinOp>,
-               ReduceLowering<ReduceMeanOp>, SliceLowering,
-               TransposeLowering, MatmulLowering, ConstantLowering>(context);
+               IotaLowering, ReduceLowering<ReduceSumOp>,
+               ReduceLowering<ReduceMaxOp>, ReduceLowering<ReduceMinOp>,
+               ReduceLowering<ReduceMeanOp>, SliceLowering, TransposeLowering,
+               MatmulLowering, ConstantLowering>(context);
 }
 
 //===----------------------------------------------------------------------===//

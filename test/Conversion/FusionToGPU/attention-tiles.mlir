@@ -120,3 +120,90 @@ func.func @prefill_lse(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v:
   }
   return %0#0, %0#1 : tensor<2x4x?x64xbf16>, tensor<2x4x?xbf16>
 }
+
+// -----
+
+// A key limit (what the softmax reads is -inf where key > row + 128, from
+// positions): blocks go in groups of batches of about 128 blocks, the last
+// query rows' blocks of a group first (its batches inner); each goes
+// through the key tiles up to its last row's last key (none where that is
+// before the first), the predicate is not evaluated per score, and keys
+// are masked only in the steps that reach past the warpgroup's first row's
+// limit (or the end).
+// CHECK-LABEL: func.func @prefill_causal
+// CHECK: gpu.launch
+// CHECK: %[[PER:.+]] = arith.divui %c128{{.*}}, %[[TILES:.+]] : index
+// CHECK: %[[GROUP_BATCHES:.+]] = arith.maxui %c1{{.*}}, %[[PER]] : index
+// CHECK: %[[GROUP_BLOCKS:.+]] = arith.muli %[[GROUP_BATCHES]], %[[TILES]] : index
+// CHECK: %[[GROUP:.+]] = arith.divui %{{.+}}, %[[GROUP_BLOCKS]] : index
+// CHECK: %[[WITHIN:.+]] = arith.remui %{{.+}}, %[[GROUP_BLOCKS]] : index
+// CHECK: %[[HERE:.+]] = arith.minui %[[GROUP_BATCHES]], %{{.+}} : index
+// CHECK: arith.remui %[[WITHIN]], %[[HERE]] : index
+// CHECK: %[[RANK:.+]] = arith.divui %[[WITHIN]], %[[HERE]] : index
+// CHECK: %[[LAST_TILE:.+]] = arith.subi %[[TILES]], %c1
+// CHECK: %[[TILE:.+]] = arith.subi %[[LAST_TILE]], %[[RANK]] : index
+// CHECK: %[[ROW0:.+]] = arith.muli %[[TILE]], %c128
+// CHECK: %[[LAST:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK: %[[LIMIT:.+]] = arith.addi %[[LAST]], %c128
+// CHECK: %[[UPTO:.+]] = arith.divui %[[LIMIT]], %c128
+// CHECK: %[[SEEN:.+]] = arith.addi %[[UPTO]], %c1
+// CHECK: %[[CAPPED:.+]] = arith.minui %{{.+}}, %[[SEEN]] : index
+// CHECK: %[[BEFORE:.+]] = arith.cmpi slt, %[[LIMIT]], %c0
+// CHECK: arith.select %[[BEFORE]], %c0{{.*}}, %[[CAPPED]] : index
+// CHECK-NOT: arith.uitofp
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: arith.cmpi sgt
+// CHECK: arith.ori
+// CHECK: scf.if %{{.+}} -> (f32, f32
+// CHECK: arith.cmpi ult
+// CHECK: arith.cmpi sle
+// CHECK: arith.andi
+// CHECK: return
+func.func @prefill_causal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64xbf16>, %v: tensor<2x4x384x64xbf16>) -> tensor<2x4x256x64xbf16> {
+  %0 = fusion.kernel attention "prefill_causal_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x256x64xbf16>, tensor<2x4x384x64xbf16>, tensor<2x4x384x64xbf16>) -> tensor<2x4x256x64xbf16> {
+  ^bb0(%a: tensor<2x4x256x64xbf16>, %b: tensor<2x4x384x64xbf16>, %c: tensor<2x4x384x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x384x64xbf16> -> tensor<2x4x64x384xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x256x64xbf16>, tensor<2x4x64x384xbf16>) -> tensor<2x4x256x384xbf16>
+    %row = fusion.iota dimension = 0 : tensor<256x1xf32>
+    %key = fusion.iota dimension = 1 : tensor<1x384xf32>
+    %shift = fusion.constant dense<128.0> : tensor<f32>
+    %last = fusion.add %shift, %row : (tensor<f32>, tensor<256x1xf32>) -> tensor<256x1xf32>
+    %past = fusion.cmp gt, %key, %last : (tensor<1x384xf32>, tensor<256x1xf32>) -> tensor<256x384xi1>
+    %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+    %m = fusion.select %past, %ninf, %s : (tensor<256x384xi1>, tensor<bf16>, tensor<2x4x256x384xbf16>) -> tensor<2x4x256x384xbf16>
+    %p = fusion.softmax %m axis = 3 : tensor<2x4x256x384xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x256x384xbf16>, tensor<2x4x384x64xbf16>) -> tensor<2x4x256x64xbf16>
+    fusion.yield %o : tensor<2x4x256x64xbf16>
+  }
+  return %0 : tensor<2x4x256x64xbf16>
+}
+
+// -----
+
+// Keys seen from row + 128 on (a lower bound) is no key limit: the
+// positions are compared per score, and no tile is skipped.
+// CHECK-LABEL: func.func @prefill_anticausal
+// CHECK: gpu.launch
+// CHECK-NOT: arith.cmpi sle
+// CHECK: arith.uitofp
+// CHECK: arith.cmpf
+// CHECK-NOT: arith.cmpi sle
+// CHECK: return
+func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64xbf16>, %v: tensor<2x4x384x64xbf16>) -> tensor<2x4x256x64xbf16> {
+  %0 = fusion.kernel attention "prefill_anticausal_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x256x64xbf16>, tensor<2x4x384x64xbf16>, tensor<2x4x384x64xbf16>) -> tensor<2x4x256x64xbf16> {
+  ^bb0(%a: tensor<2x4x256x64xbf16>, %b: tensor<2x4x384x64xbf16>, %c: tensor<2x4x384x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x384x64xbf16> -> tensor<2x4x64x384xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x256x64xbf16>, tensor<2x4x64x384xbf16>) -> tensor<2x4x256x384xbf16>
+    %row = fusion.iota dimension = 0 : tensor<256x1xf32>
+    %key = fusion.iota dimension = 1 : tensor<1x384xf32>
+    %shift = fusion.constant dense<128.0> : tensor<f32>
+    %last = fusion.add %shift, %row : (tensor<f32>, tensor<256x1xf32>) -> tensor<256x1xf32>
+    %past = fusion.cmp lt, %key, %last : (tensor<1x384xf32>, tensor<256x1xf32>) -> tensor<256x384xi1>
+    %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+    %m = fusion.select %past, %ninf, %s : (tensor<256x384xi1>, tensor<bf16>, tensor<2x4x256x384xbf16>) -> tensor<2x4x256x384xbf16>
+    %p = fusion.softmax %m axis = 3 : tensor<2x4x256x384xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x256x384xbf16>, tensor<2x4x384x64xbf16>) -> tensor<2x4x256x64xbf16>
+    fusion.yield %o : tensor<2x4x256x64xbf16>
+  }
+  return %0 : tensor<2x4x256x64xbf16>
+}

@@ -109,3 +109,18 @@ func.func @dynamic_result(%x: tensor<?x32xf32>) -> tensor<?xf32> {
   %0 = fusion.logsumexp %x axis = 1 : tensor<?x32xf32> -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// An iota is a generic with no inputs: each element its index along the
+// dimension, as a float rounded to the element type.
+// CHECK-LABEL: func.func private @positions_k0
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<4x8xbf16>)
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: %[[N:.+]] = arith.index_castui %[[I]] : index to i64
+// CHECK: %[[F:.+]] = arith.uitofp %[[N]] : i64 to f32
+// CHECK: arith.truncf %[[F]] : f32 to bf16
+func.func @positions() -> tensor<4x8xbf16> {
+  %0 = fusion.iota dimension = 1 : tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}

@@ -28,6 +28,54 @@ func.func @scaled(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: 
 
 // -----
 
+// A causal mask computed from positions is computed in the kernel, not
+// read: the iotas and the comparison join it (no mask input), and where the
+// mask is read elsewhere too the original stays for that reader.
+// CHECK-LABEL: func @causal_positions
+// CHECK: %[[O:.+]] = fusion.kernel attention (%arg0, %arg1, %arg2) :
+// CHECK: %[[S:.+]] = fusion.matmul
+// CHECK-DAG: %[[KEY:.+]] = fusion.iota dimension = 1 : tensor<1x128xf32>
+// CHECK-DAG: %[[ROW:.+]] = fusion.iota dimension = 0 : tensor<128x1xf32>
+// CHECK: %[[SEEN:.+]] = fusion.cmp le, %[[KEY]], %[[ROW]]
+// CHECK: %[[M:.+]] = fusion.select %[[SEEN]], %[[S]],
+// CHECK: fusion.softmax %[[M]] axis = 3
+// CHECK: fusion.yield
+// CHECK-NOT: fusion.iota
+// CHECK: return %[[O]]
+// CHECK-LABEL: func @causal_mask_read_elsewhere
+// CHECK: %[[ROW2:.+]] = fusion.iota dimension = 0
+// CHECK: %[[KEY2:.+]] = fusion.iota dimension = 1
+// CHECK: %[[SEEN2:.+]] = fusion.cmp le, %[[KEY2]], %[[ROW2]]
+// CHECK: fusion.kernel attention (%arg0, %arg1, %arg2) :
+// CHECK: fusion.iota dimension = 1
+// CHECK: return %{{.+}}, %[[SEEN2]]
+func.func @causal_positions(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x128x64xbf16> -> tensor<2x4x64x128xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x128x64xbf16>, tensor<2x4x64x128xbf16>) -> tensor<2x4x128x128xbf16>
+  %row = fusion.iota dimension = 0 : tensor<128x1xf32>
+  %key = fusion.iota dimension = 1 : tensor<1x128xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<128x128xi1>, tensor<2x4x128x128xbf16>, tensor<bf16>) -> tensor<2x4x128x128xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x4x128x128xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x128x128xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
+  return %o : tensor<2x4x128x64xbf16>
+}
+func.func @causal_mask_read_elsewhere(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>) -> (tensor<2x4x128x64xbf16>, tensor<128x128xi1>) {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x128x64xbf16> -> tensor<2x4x64x128xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x128x64xbf16>, tensor<2x4x64x128xbf16>) -> tensor<2x4x128x128xbf16>
+  %row = fusion.iota dimension = 0 : tensor<128x1xf32>
+  %key = fusion.iota dimension = 1 : tensor<1x128xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<128x128xi1>, tensor<2x4x128x128xbf16>, tensor<bf16>) -> tensor<2x4x128x128xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x4x128x128xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x128x128xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
+  return %o, %seen : tensor<2x4x128x64xbf16>, tensor<128x128xi1>
+}
+
+// -----
+
 // Grouped-query heads (K and V of a head broadcast over a group of 4 query
 // heads), a dynamic sequence length, an additive mask, a tanh soft-cap and
 // a boolean mask applied by select; K^T given as it is.

@@ -56,6 +56,8 @@ func.func @contract(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %h: tensor<4x8xbf16>
   %23 = "fusion.convert"(%h) : (tensor<4x8xbf16>) -> tensor<4x8xf32>
   // CHECK: fusion.constant dense<2.000000e+00> : tensor<f32>
   %24 = "fusion.constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  // CHECK: fusion.iota dimension = 1 : tensor<4x8xf32>
+  %iota = "fusion.iota"() {dimension = 1 : i64} : () -> tensor<4x8xf32>
   // CHECK: fusion.reduce_sum %{{.*}} axes = [1] keep_dims : tensor<4x8xf32> -> tensor<4x1xf32>
   %25 = "fusion.reduce_sum"(%x) {axes = array<i64: 1>, keep_dims} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   // CHECK: fusion.reduce_max %{{.*}} axes = [1] : tensor<4x8xf32> -> tensor<4xf32>

@@ -519,3 +519,25 @@ func.func @yield_1(%x: tensor<4xf32>) {
   // expected-error @+1 {{expects parent op 'fusion.kernel'}}
   fusion.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @iota_1() {
+  // expected-error @+1 {{dimension 2 is out of range for a result of rank 2}}
+  %0 = fusion.iota dimension = 2 : tensor<4x8xf32>
+  return
+}
+// -----
+
+func.func @iota_2() {
+  // expected-error @+1 {{needs a static shape: got 'tensor<?x8xf32>'}}
+  %0 = fusion.iota dimension = 1 : tensor<?x8xf32>
+  return
+}
+// -----
+
+func.func @iota_3() {
+  // expected-error @+1 {{positions along dimension 0 (300) are not all exact in 'bf16' (at most 256)}}
+  %0 = fusion.iota dimension = 0 : tensor<300x1xbf16>
+  return
+}

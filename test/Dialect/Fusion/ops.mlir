@@ -79,6 +79,17 @@ func.func @masks(%x: tensor<4x8xf16>, %y: tensor<f16>) -> tensor<4x8xf16> {
   return %6 : tensor<4x8xf16>
 }
 
+// CHECK-LABEL: func @positions
+func.func @positions() -> tensor<128x128xi1> {
+  // CHECK: fusion.iota dimension = 0 : tensor<128x1xf32>
+  %0 = fusion.iota dimension = 0 : tensor<128x1xf32>
+  // CHECK: fusion.iota dimension = 1 : tensor<1x128xbf16>
+  %1 = fusion.iota dimension = 1 : tensor<1x128xbf16>
+  %2 = fusion.convert %1 : tensor<1x128xbf16> to tensor<1x128xf32>
+  %3 = fusion.cmp le, %2, %0 : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+  return %3 : tensor<128x128xi1>
+}
+
 // CHECK-LABEL: func @convert_and_constant
 func.func @convert_and_constant(%x: tensor<?x4096xbf16>) -> tensor<?x4096xf32> {
   // CHECK: fusion.constant dense<9.99999997E-7> : tensor<f32>

@@ -7,7 +7,9 @@
 # transposed in the program, at dynamic sequence lengths (1, 7, 33, 64);
 # grouped-query heads with an additive causal mask and a tanh soft-cap;
 # bf16 with a boolean padding mask over ragged key lengths; the log-sum-exp
-# of the scores' rows as a second output (dynamic and static lengths).
+# of the scores' rows as a second output (dynamic and static lengths); a
+# causal mask computed from positions (fusion.iota, no mask in memory),
+# queries the last rows of a longer key sequence, with its log-sum-exp.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -73,6 +75,21 @@ func.func @with_lse_static(%q: tensor<2x3x24x32xf32>, %k: tensor<2x3x24x32xf32>,
   %o = fusion.matmul %p, %v : (tensor<2x3x24x24xf32>, tensor<2x3x24x16xf32>) -> tensor<2x3x24x16xf32>
   return %o, %l : tensor<2x3x24x16xf32>, tensor<2x3x24xf32>
 }
+func.func @causal_positions(%q: tensor<2x2x24x32xbf16>, %k: tensor<2x2x40x32xbf16>, %v: tensor<2x2x40x16xbf16>) -> (tensor<2x2x24x16xbf16>, tensor<2x2x24xbf16>) {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x40x32xbf16> -> tensor<2x2x32x40xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x24x32xbf16>, tensor<2x2x32x40xbf16>) -> tensor<2x2x24x40xbf16>
+  %row = fusion.iota dimension = 0 : tensor<24x1xf32>
+  %key = fusion.iota dimension = 1 : tensor<1x40xf32>
+  %shift = fusion.constant dense<16.0> : tensor<f32>
+  %last = fusion.add %row, %shift : (tensor<24x1xf32>, tensor<f32>) -> tensor<24x1xf32>
+  %seen = fusion.cmp le, %key, %last : (tensor<1x40xf32>, tensor<24x1xf32>) -> tensor<24x40xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<24x40xi1>, tensor<2x2x24x40xbf16>, tensor<bf16>) -> tensor<2x2x24x40xbf16>
+  %l = fusion.logsumexp %m axis = 3 : tensor<2x2x24x40xbf16> -> tensor<2x2x24xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x2x24x40xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x2x24x40xbf16>, tensor<2x2x40x16xbf16>) -> tensor<2x2x24x16xbf16>
+  return %o, %l : tensor<2x2x24x16xbf16>, tensor<2x2x24xbf16>
+}
 """)
 
 fused_dir, unfused_dir = os.path.join(work_dir, "fused"), os.path.join(work_dir, "unfused")
@@ -116,6 +133,15 @@ def grouped_softcap(q, kt, v, mask):
     return softmax(s) @ f64(v)
 
 
+def causal_positions(q, k, v):
+    # Each query row sees the keys up to its own position + 16 (the rows are
+    # the last 24 of the 40 keys' sequence).
+    seen = np.arange(40)[None, :] <= np.arange(24)[:, None] + 16
+    s = np.where(seen, f64(q) @ np.swapaxes(f64(k), -1, -2), -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    return [softmax(s) @ f64(v), (top + np.log(np.exp(s - top).sum(-1, keepdims=True)))[..., 0]]
+
+
 def padded(q, kt, v, keep):
     s = np.where(keep, f64(q) @ f64(kt), -np.inf)
     return softmax(s) @ f64(v)
@@ -151,6 +177,11 @@ kt = rng.uniform(-0.5, 0.5, (3, 4, 32, 40)).astype(bf16)
 v = rng.uniform(-1, 1, (3, 4, 40, 32)).astype(bf16)
 cases.append((f"padded_bf16 lengths {lengths.tolist()}", "padded_bf16", (q, kt, v, keep),
               [padded(q, kt, v, keep)], "bf16"))
+q = rng.uniform(-0.5, 0.5, (2, 2, 24, 32)).astype(bf16)
+k = rng.uniform(-0.5, 0.5, (2, 2, 40, 32)).astype(bf16)
+v = rng.uniform(-1, 1, (2, 2, 40, 16)).astype(bf16)
+cases.append(("causal_positions", "causal_positions", (q, k, v), causal_positions(q, k, v),
+              "bf16"))
 
 for label, name, inputs, expected, element in cases:
     fused.reset_traffic()

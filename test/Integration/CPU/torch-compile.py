@@ -8,7 +8,9 @@
 # softmax and product form one attention kernel, a second process finds every library
 # in the disk cache, unsupported ops are listed in one log line and run with
 # PyTorch, a graph that writes its inputs and has an unsupported op runs
-# whole with PyTorch, gradients fall back to PyTorch, bf16 runs.
+# whole with PyTorch, gradients fall back to PyTorch, bf16 runs;
+# scaled_dot_product_attention (causal from positions, float and boolean
+# masks) is one attention kernel.
 #
 # REQUIRES: torch-compile
 # RUN: rm -rf %t && mkdir -p %t
@@ -176,6 +178,44 @@ if not child:
         eager = relative_error(block(x), reference(x.double()))
     check(got.dtype == torch.bfloat16 and error <= 1e-2,
           f"bf16 layernorm_gelu_block: rel. error {error:.1e} (eager {eager:.1e}, tolerance 1e-2)")
+
+    # scaled_dot_product_attention, static shapes: causal (the mask from
+    # positions, none in memory), a float mask, a boolean one; each one
+    # attention kernel, no op left to PyTorch.
+    F = torch.nn.functional
+
+    def sdpa_causal(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def sdpa_masked(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+
+    randn = torch_blocks.randn
+    keep = torch.rand(24, 40) < 0.7
+    keep[:, 0] = True  # every row sees a key
+    sdpa_cases = [
+        ("causal", sdpa_causal, (randn(2, 4, 24, 16), randn(2, 4, 24, 16), randn(2, 4, 24, 8))),
+        ("float mask", sdpa_masked, (randn(2, 4, 24, 16), randn(2, 4, 40, 16), randn(2, 4, 40, 8),
+                                     randn(24, 40))),
+        ("boolean mask", sdpa_masked, (randn(2, 4, 24, 16), randn(2, 4, 40, 16),
+                                       randn(2, 4, 40, 8), keep)),
+    ]
+    for label, fn, inputs in sdpa_cases:
+        torch._dynamo.reset()
+        before = libraries()
+        with torch.no_grad():
+            got = torch.compile(fn, backend=backend, dynamic=False)(*inputs)
+        expected = fn(*[x.double() if x.is_floating_point() else x for x in inputs])
+        error = relative_error(got, expected)
+        lines = log_lines()
+        kinds = set()
+        for entry in set(libraries()) - set(before):
+            report = cpu.report(os.path.join(cache, entry, "part.mlir"), build_dir)
+            kinds.update(k["kind"] for f in report["functions"] for k in f["kernel_list"])
+        check(error <= 1e-4 and kinds == {"attention"}
+              and not any("run with PyTorch" in line for line in lines),
+              f"sdpa {label}: rel. error {error:.1e}, kernels {sorted(kinds)}, "
+              f"fallbacks {[line for line in lines if 'run with PyTorch' in line]}")
 
     # A second process compiles nothing: every library is in the cache.
     before = libraries()

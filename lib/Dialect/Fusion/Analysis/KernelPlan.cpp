@@ -531,6 +531,127 @@ bool fusion::isWgmmaOperand(Value operand) {
   return true;
 }
 
+namespace {
+/// A position along one axis of the scores plus a constant.
+struct Position {
+  int64_t axis, plus;
+};
+} // namespace
+
+/// The integer held by splat constant `value`, if it holds one.
+static std::optional<int64_t> splatInteger(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto splat =
+      constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return std::nullopt;
+  double v = splat.getSplatValue<APFloat>().convertToDouble();
+  if (v != std::floor(v) || std::abs(v) > double(1 << 24))
+    return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+/// `value` as an axis of the scores (of rank `rank`) plus a constant: an
+/// iota along a dimension broadcast to that axis, or its sum with (or
+/// difference from) an integer, every value exact in its type.
+static std::optional<Position> asPosition(Value value, int64_t rank) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto element = dyn_cast<FloatType>(type.getElementType());
+  if (!element || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t exact = int64_t(1) << element.getFPMantissaWidth();
+  std::optional<Position> position;
+  if (auto iota = value.getDefiningOp<IotaOp>()) {
+    int64_t dim = iota.getDimension();
+    // A size-1 dimension broadcasts one position, 0.
+    if (type.getDimSize(dim) == 1)
+      return std::nullopt;
+    position = Position{rank - type.getRank() + dim, 0};
+  } else if (Operation *op = value.getDefiningOp();
+             op && isa<AddOp, SubOp>(op)) {
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    std::optional<int64_t> c = splatInteger(rhs);
+    std::optional<Position> p = asPosition(lhs, rank);
+    if (!c && isa<AddOp>(op)) {
+      c = splatInteger(lhs);
+      p = asPosition(rhs, rank);
+    }
+    if (!c || !p)
+      return std::nullopt;
+    position = Position{p->axis, p->plus + (isa<AddOp>(op) ? *c : -*c)};
+  }
+  // Every value exact: positions below the largest extent, plus the
+  // constant.
+  if (!position || position->axis < 0 ||
+      llvm::max_element(type.getShape()) == type.getShape().end() ||
+      *llvm::max_element(type.getShape()) + std::abs(position->plus) > exact)
+    return std::nullopt;
+  return position;
+}
+
+/// The key limit of the scores the softmax reads (`x`), if it is a select
+/// between them and -inf on a comparison of positions (see KeyLimit).
+static std::optional<AttentionKernelShape::KeyLimit> getKeyLimit(Value x) {
+  auto select = x.getDefiningOp<SelectOp>();
+  if (!select)
+    return std::nullopt;
+  auto cmp = select.getCond().getDefiningOp<CmpOp>();
+  if (!cmp)
+    return std::nullopt;
+  int64_t rank = shapeOf(x).size();
+  std::optional<Position> lhs = asPosition(cmp.getLhs(), rank);
+  std::optional<Position> rhs = asPosition(cmp.getRhs(), rank);
+  if (!lhs || !rhs || lhs->axis == rhs->axis)
+    return std::nullopt;
+  // As `key <pred> row + d`.
+  CmpPredicate predicate = cmp.getPredicate();
+  int64_t d = rhs->plus - lhs->plus;
+  if (lhs->axis != rank - 1) {
+    std::swap(lhs, rhs);
+    d = -d;
+    switch (predicate) {
+    case CmpPredicate::lt:
+      predicate = CmpPredicate::gt;
+      break;
+    case CmpPredicate::le:
+      predicate = CmpPredicate::ge;
+      break;
+    case CmpPredicate::gt:
+      predicate = CmpPredicate::lt;
+      break;
+    case CmpPredicate::ge:
+      predicate = CmpPredicate::le;
+      break;
+    default:
+      break;
+    }
+  }
+  if (lhs->axis != rank - 1 || rhs->axis != rank - 2)
+    return std::nullopt;
+  // `key <= row + offset` is the predicate (le, lt) or its negation (gt,
+  // ge); the strict ones move the bound by one.
+  bool allowedWhenTrue =
+      predicate == CmpPredicate::le || predicate == CmpPredicate::lt;
+  if (!allowedWhenTrue && predicate != CmpPredicate::gt &&
+      predicate != CmpPredicate::ge)
+    return std::nullopt;
+  int64_t offset =
+      predicate == CmpPredicate::lt || predicate == CmpPredicate::ge ? d - 1
+                                                                     : d;
+  auto isMinusInf = [](Value v) {
+    auto constant = v.getDefiningOp<ConstantOp>();
+    auto splat =
+        constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+    return splat && isa<FloatType>(splat.getElementType()) &&
+           splat.getSplatValue<APFloat>().isNegInfinity();
+  };
+  Value kept = allowedWhenTrue ? select.getA() : select.getB();
+  Value masked = allowedWhenTrue ? select.getB() : select.getA();
+  if (!isMinusInf(masked) || shapeOf(kept) != shapeOf(x))
+    return std::nullopt;
+  return AttentionKernelShape::KeyLimit{kept, offset};
+}
+
 FailureOr<AttentionKernelShape>
 fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   if (kernel.getKind() != KernelKind::attention) {
@@ -577,6 +698,7 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
     why = "Q and K are not kernel inputs";
     return failure();
   }
+  shape.keyLimit = getKeyLimit(shape.softmax.getX());
   return shape;
 }
 

@@ -170,6 +170,25 @@ LogicalResult SelectOp::verify() {
                                getElementTypeOrSelf(getA().getType()));
 }
 
+LogicalResult IotaOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (static_cast<int64_t>(getDimension()) >= type.getRank())
+    return emitOpError("dimension ")
+           << getDimension() << " is out of range for a result of rank "
+           << type.getRank();
+  if (!type.hasStaticShape())
+    return emitOpError("needs a static shape: got ") << type;
+  // Integers below 2^precision are exact.
+  auto element = cast<FloatType>(type.getElementType());
+  int64_t exact = int64_t(1) << element.getFPMantissaWidth();
+  if (type.getDimSize(getDimension()) > exact)
+    return emitOpError("positions along dimension ")
+           << getDimension() << " (" << type.getDimSize(getDimension())
+           << ") are not all exact in " << element << " (at most " << exact
+           << ")";
+  return success();
+}
+
 LogicalResult ConvertOp::verify() {
   auto in = cast<RankedTensorType>(getX().getType());
   auto out = cast<RankedTensorType>(getType());

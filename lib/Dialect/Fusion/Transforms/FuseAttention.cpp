@@ -170,6 +170,39 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   return attention;
 }
 
+/// Whether `value` is computed from positions and splat constants alone (a
+/// causal mask, say): the kernel computes it where it is used instead of
+/// reading it, and sees it as a predicate of the indices.
+bool isIndexMath(Value value, int depth = 8) {
+  if (isSplatConstant(value) || value.getDefiningOp<IotaOp>())
+    return true;
+  Operation *op = value.getDefiningOp();
+  return op && depth > 0 && isElementwiseMath(op) &&
+         llvm::all_of(op->getOperands(),
+                      [&](Value v) { return isIndexMath(v, depth - 1); });
+}
+
+/// Clones the ops computing index math `value` (isIndexMath) at the
+/// builder, each once.
+void cloneIndexMath(OpBuilder &builder, Value value, IRMapping &mapping) {
+  if (mapping.contains(value))
+    return;
+  Operation *op = value.getDefiningOp();
+  for (Value operand : op->getOperands())
+    cloneIndexMath(builder, operand, mapping);
+  builder.clone(*op, mapping);
+}
+
+/// Appends the ops computing index math `value`, operands first, each once.
+void collectIndexMath(Value value, llvm::SetVector<Operation *> &ops) {
+  Operation *op = value.getDefiningOp();
+  if (ops.contains(op))
+    return;
+  for (Value operand : op->getOperands())
+    collectIndexMath(operand, ops);
+  ops.insert(op);
+}
+
 /// Puts the body of `kernel` back in its place, its inputs for its
 /// arguments (an attention no GPU strategy runs stays its ops there).
 void inlineKernel(KernelOp kernel) {
@@ -186,16 +219,17 @@ void inlineKernel(KernelOp kernel) {
 
 /// Replaces the ops of `attention` by one attention kernel at the output's
 /// place: its inputs are Q, K (or K^T), V, then the other operands from
-/// outside in program order (splat constants are cloned in); its results
-/// are the output product's and the log-sum-exp's, if any.
+/// outside in program order (splat constants and index math are cloned
+/// in); its results are the output product's and the log-sum-exp's, if
+/// any.
 KernelOp formKernel(const Attention &attention) {
   llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
                                             attention.ops.end());
   MatmulOp output = attention.output;
   SmallVector<Value> inputs;
   auto addInput = [&](Value operand) {
-    if (!inside.contains(operand.getDefiningOp()) &&
-        !isSplatConstant(operand) && !llvm::is_contained(inputs, operand))
+    if (!inside.contains(operand.getDefiningOp()) && !isIndexMath(operand) &&
+        !llvm::is_contained(inputs, operand))
       inputs.push_back(operand);
   };
   MatmulOp scores = attention.scores;
@@ -221,8 +255,8 @@ KernelOp formKernel(const Attention &attention) {
   builder.setInsertionPointToStart(&body);
   for (Operation *op : attention.ops) {
     for (Value operand : op->getOperands())
-      if (!mapping.contains(operand) && isSplatConstant(operand))
-        builder.clone(*operand.getDefiningOp(), mapping);
+      if (!inside.contains(operand.getDefiningOp()) && isIndexMath(operand))
+        cloneIndexMath(builder, operand, mapping);
     builder.clone(*op, mapping);
   }
   YieldOp::create(builder, output.getLoc(),
@@ -231,8 +265,18 @@ KernelOp formKernel(const Attention &attention) {
                   }));
   for (auto [result, replacement] : llvm::zip(results, kernel.getResults()))
     result.replaceAllUsesWith(replacement);
+  // The masks and constants computed in the kernel now, where nothing
+  // else reads them.
+  llvm::SetVector<Operation *> computedInside;
+  for (Operation *op : attention.ops)
+    for (Value operand : op->getOperands())
+      if (!inside.contains(operand.getDefiningOp()) && isIndexMath(operand))
+        collectIndexMath(operand, computedInside);
   for (Operation *op : llvm::reverse(attention.ops))
     op->erase();
+  for (Operation *op : llvm::reverse(computedInside))
+    if (op->use_empty())
+      op->erase();
   return kernel;
 }
 

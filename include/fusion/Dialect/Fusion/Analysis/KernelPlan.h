@@ -254,6 +254,16 @@ struct AttentionKernelShape {
   /// The log-sum-exp over the keys of what the softmax reads, when it is
   /// the kernel's second result (null otherwise).
   LogSumExpOp logSumExp;
+  /// Where what the softmax reads is `select(key <= row + offset, x, -inf)`
+  /// with the predicate computed from positions (fusion.iota; a causal mask
+  /// has offset 0): keys past row + offset add nothing to a row, so a
+  /// strategy may skip them and mask only the keys near the limit.
+  struct KeyLimit {
+    /// The scores before the mask (the select's other operand).
+    Value unmasked;
+    int64_t offset;
+  };
+  std::optional<KeyLimit> keyLimit;
 };
 
 /// The attention structure of `kernel`, or why it has none (`why`).
@@ -286,6 +296,10 @@ std::string whyNotAttentionRows(KernelOp kernel);
 constexpr int64_t kAttentionTilesQueries = 128;
 constexpr int64_t kAttentionTilesKeys = 128;
 constexpr int64_t kAttentionTilesThreads = 384;
+/// Under a key limit, its blocks are ordered in groups of batches of about
+/// this many blocks (one block per SM: about a wave of an H200's 132), the
+/// longest first within a group.
+constexpr int64_t kAttentionTilesGroupBlocks = 128;
 
 /// Why the `attention_tiles` strategy cannot run `kernel` on `target`;
 /// empty when it can: an attention kernel on a chip with warpgroup MMA, K

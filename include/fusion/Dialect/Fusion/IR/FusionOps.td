@@ -234,6 +234,31 @@ def Fusion_ConstantOp : Fusion_Op<"constant",
   let hasFolder = 1;
 }
 
+def Fusion_IotaOp : Fusion_Op<"iota", [Pure]> {
+  let summary = "each element's position along one dimension";
+  let description = [{
+    A tensor whose elements are their own index along `dimension`, as
+    floats. It reads no memory: fused kernels compute it where it is used,
+    so masks built from positions (a causal mask: key <= query) cost no
+    traffic, and an attention kernel sees its mask as a predicate of the
+    indices (blocks it empties are skipped). The shape is static, and every
+    index is exact in the element type (at most 2^24 positions in f32,
+    2^11 in f16, 2^8 in bf16); shapes of 1 broadcast as usual.
+
+    Example (the causal mask of 128 queries and 128 keys):
+
+    ```mlir
+    %q = fusion.iota dimension = 0 : tensor<128x1xf32>
+    %k = fusion.iota dimension = 1 : tensor<1x128xf32>
+    %m = fusion.cmp le, %k, %q : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dimension);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = "`dimension` `=` $dimension attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
