@@ -564,7 +564,14 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         arith::MulIOp::create(b, loc, warpgroup,
                               indexConst(b, loc, kGroupRows)));
   }
-  PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
+  // The scores' math is evaluated for a fragment's pairs of adjacent keys
+  // at once, its roundings to bf16 packed (one conversion per pair, F2FP,
+  // instead of a quarter-rate F2F per score, which with ex2 bounded the
+  // softmax); inputs read per score (a bias) element by element.
+  const int64_t lanes = 2;
+  PointEvaluator evaluator(b, loc, kernel, buffers.inputs, lanes);
+  evaluator.packedRounding = true;
+  evaluator.gatherLoads = true;
   Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
   Type i32 = b.getI32Type();
   Value groupBarrier = arith::AddIOp::create(
@@ -654,22 +661,34 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
           arith::AddIOp::create(b, loc, quadColumn,
                                 indexConst(b, loc, 8 * (i / 4) + i % 2)));
     };
-    for (int64_t i = 0; i < count; ++i) {
+    auto laneType = VectorType::get({lanes}, f32);
+    for (int64_t i = 0; i < count; i += lanes) {
       int64_t h = (i / 2) % 2;
-      Value s =
-          LLVM::ExtractValueOp::create(b, loc, scores, ArrayRef<int64_t>{i});
+      SmallVector<Value> s;
+      for (int64_t l = 0; l < lanes; ++l)
+        s.push_back(LLVM::ExtractValueOp::create(b, loc, scores,
+                                                 ArrayRef<int64_t>{i + l}));
+      Value product =
+          lanes == 1
+              ? s[0]
+              : vector::FromElementsOp::create(b, loc, laneType, s).getResult();
       PointEvaluator::CacheScope point(evaluator);
       evaluator.known[shape.scores.getResult()] =
-          extendToF32(b, loc, roundTo(b, loc, s, scoreType));
+          evaluator.roundThrough(product, scoreType);
       SmallVector<Value> index(batch);
       index.push_back(evalRow[h]);
       index.push_back(arith::MinUIOp::create(b, loc, keyOf(i), lastKey));
       FailureOr<Value> t = evaluator.eval(
           shape.keyLimit ? shape.keyLimit->unmasked : shape.softmax.getX(),
-          index, /*lanes=*/false);
+          index, /*lanes=*/lanes > 1);
       if (failed(t))
         return failure();
-      values[i] = *t;
+      for (int64_t l = 0; l < lanes; ++l)
+        values[i + l] =
+            lanes == 1
+                ? *t
+                : vector::ExtractOp::create(b, loc, *t, ArrayRef<int64_t>{l})
+                      .getResult();
     }
     // Keys past the end (only in the last step, if partial) masked, and
     // under a key limit those past a row's (only in the steps that reach

@@ -8,6 +8,8 @@
 #include "fusion/Dialect/Fusion/Analysis/DynamicDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -31,6 +33,18 @@ Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   if (!lanes)
     return extendToF32(b, loc, memref::LoadOp::create(b, loc, buffer, index));
+  if (gatherLoads) {
+    SmallVector<Value> elements;
+    SmallVector<Value> at(index);
+    for (int64_t lane = 0; lane < width; ++lane) {
+      at.back() =
+          arith::AddIOp::create(b, loc, index.back(), indexConst(b, loc, lane));
+      elements.push_back(
+          extendToF32(b, loc, memref::LoadOp::create(b, loc, buffer, at)));
+    }
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({width}, b.getF32Type()), elements);
+  }
   if (shiftedRows && cast<MemRefType>(buffer.getType()).getShape() !=
                          ArrayRef<int64_t>(shiftedRows->shape))
     return extendToF32(b, loc, loadAcrossRows(b, buffer, index));
@@ -115,9 +129,35 @@ FailureOr<Value> PointEvaluator::eval(Value value, ArrayRef<Value> index,
   // Round at every op to its element type, as the CPU path does.
   Type element = getElementTypeOrSelf(value.getType());
   if (isa<FloatType>(element) && !element.isF32())
-    result = extendToF32(b, loc, roundTo(b, loc, *result, element));
+    result = roundThrough(*result, element);
   cache[cacheKey] = *result;
   return result;
+}
+
+Value PointEvaluator::roundThrough(Value value, Type element) {
+  auto vector = dyn_cast<VectorType>(value.getType());
+  if (!packedRounding || !element.isBF16() || !vector ||
+      vector.getNumElements() != 2)
+    return extendToF32(b, loc, roundTo(b, loc, value, element));
+  Value lo = vector::ExtractOp::create(b, loc, value, 0);
+  Value hi = vector::ExtractOp::create(b, loc, value, 1);
+  Value packed = NVVM::ConvertF32x2ToBF16x2Op::create(
+      b, loc, VectorType::get({2}, element), hi, lo, /*random_bits=*/Value(),
+      NVVM::FPRoundingMode::RN, NVVM::SaturationMode::NONE,
+      /*relu=*/false);
+  // A bf16 is the upper half of the f32 it widens to.
+  Type i32 = b.getI32Type();
+  Value bits = LLVM::BitcastOp::create(b, loc, i32, packed);
+  Value low = arith::ShLIOp::create(
+      b, loc, bits, arith::ConstantIntOp::create(b, loc, 16, 32));
+  Value high =
+      arith::AndIOp::create(b, loc, bits,
+                            arith::ConstantIntOp::create(
+                                b, loc, static_cast<int32_t>(0xFFFF0000u), 32));
+  SmallVector<Value> lanes = {
+      arith::BitcastOp::create(b, loc, b.getF32Type(), low),
+      arith::BitcastOp::create(b, loc, b.getF32Type(), high)};
+  return vector::FromElementsOp::create(b, loc, vector, lanes);
 }
 
 FailureOr<Value> PointEvaluator::gather(Value value, ArrayRef<Value> index) {

@@ -46,6 +46,17 @@ public:
   };
   std::optional<ShiftedRows> shiftedRows;
 
+  /// Rounds vectors of two lanes to bf16 through one packed conversion
+  /// (cvt.rn.bf16x2.f32) and back by bit moves: LLVM splits a vector
+  /// round trip whose lanes are read apart into scalar conversions, each a
+  /// quarter-rate F2F on sm_90. Set by the strategies whose evaluation
+  /// that bounds (attention_tiles' softmax).
+  bool packedRounding = false;
+
+  /// Inputs read in lanes are read element by element (rows of any length,
+  /// so vectors could be misaligned).
+  bool gatherLoads = false;
+
   /// Element (`row`, `col`) of matmul operand `operand` for the output
   /// element at `index` (batch dimensions broadcast as the op does).
   FailureOr<Value> evalMatmulOperand(MatmulOp op, Value operand,
@@ -81,6 +92,10 @@ public:
   /// Kernel input `arg` at `index` as f32: a vector of `width` lanes along
   /// the last dimension when `lanes`, a scalar otherwise.
   Value load(BlockArgument arg, ArrayRef<Value> index, bool lanes);
+
+  /// f32 `value` rounded to `element` and back (packedRounding's form for
+  /// two lanes and bf16).
+  Value roundThrough(Value value, Type element);
 
 private:
   /// The vector at `index` of an input broadcast along shifted rows.

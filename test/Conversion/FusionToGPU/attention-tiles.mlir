@@ -11,8 +11,9 @@
 // "empty" barrier of its tile's previous round (K and V released apart).
 // The other two multiply. Step 0: S = Q K^T in 4 MMAs of 16 along the head
 // (K read K-major: B `col`, the first MMA replacing the accumulator), K
-// released, the scores' math (the scale), keys past the end masked only in
-// a partial step, the rows' maxima over the lane quads (shuffles 1 and 2),
+// released, the scores' math (the scale) for pairs of adjacent keys, its
+// roundings to bf16 one packed conversion per pair (no scalar truncf),
+// keys past the end masked only in a partial step, the rows' maxima over the lane quads (shuffles 1 and 2),
 // ex2.approx, the probabilities stored as bf16 pairs into the warpgroup's
 // swizzled tiles, fenced for the async proxy, a named barrier of the
 // warpgroup's 128 threads. Each later step issues its S with the previous
@@ -43,6 +44,9 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvgpu.mbarrier.arrive
+// CHECK-NOT: arith.truncf %{{[0-9]+}} : f32 to bf16
+// CHECK: nvvm.convert.f32x2.to.bf16x2
+// CHECK-NOT: arith.truncf %{{[0-9]+}} : f32 to bf16
 // CHECK: scf.if %{{.+}} -> (f32, f32
 // CHECK: gpu.shuffle  xor %{{.+}}, %c1_i32
 // CHECK: gpu.shuffle  xor %{{.+}}, %c2_i32
@@ -78,6 +82,7 @@
 // PTX-SAME: .target sm_90a
 // PTX-SAME: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-SAME: cvt.rn.bf16x2.f32
 // PTX-SAME: ex2.approx.ftz.f32
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CUBIN: gpu.binary @prefill_k0_module
