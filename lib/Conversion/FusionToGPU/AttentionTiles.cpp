@@ -334,15 +334,16 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         arith::AddIOp::create(b, loc, row0,
                               indexConst(b, loc, kAttentionTilesQueries - 1)),
         arith::SubIOp::create(b, loc, queries, one));
-    Value lastKey = arith::AddIOp::create(b, loc, lastRow, offset);
+    Value lastSeen = arith::AddIOp::create(b, loc, lastRow, offset);
     Value seen = arith::AddIOp::create(
         b, loc,
-        arith::DivUIOp::create(b, loc, lastKey,
+        arith::DivUIOp::create(b, loc, lastSeen,
                                indexConst(b, loc, kAttentionTilesKeys)),
         one);
     keyTiles = arith::SelectOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lastKey, zero),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lastSeen,
+                              zero),
         zero, arith::MinUIOp::create(b, loc, keyTiles, seen));
   }
 
@@ -568,8 +569,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // at once, its roundings to bf16 packed (one conversion per pair, F2FP,
   // instead of a quarter-rate F2F per score, which with ex2 bounded the
   // softmax); inputs read per score (a bias) element by element.
-  const int64_t lanes = 2;
-  PointEvaluator evaluator(b, loc, kernel, buffers.inputs, lanes);
+  PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 2);
   evaluator.packedRounding = true;
   evaluator.gatherLoads = true;
   Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
@@ -661,34 +661,27 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
           arith::AddIOp::create(b, loc, quadColumn,
                                 indexConst(b, loc, 8 * (i / 4) + i % 2)));
     };
-    auto laneType = VectorType::get({lanes}, f32);
-    for (int64_t i = 0; i < count; i += lanes) {
+    auto pairType = VectorType::get({2}, f32);
+    for (int64_t i = 0; i < count; i += 2) {
       int64_t h = (i / 2) % 2;
-      SmallVector<Value> s;
-      for (int64_t l = 0; l < lanes; ++l)
-        s.push_back(LLVM::ExtractValueOp::create(b, loc, scores,
-                                                 ArrayRef<int64_t>{i + l}));
-      Value product =
-          lanes == 1
-              ? s[0]
-              : vector::FromElementsOp::create(b, loc, laneType, s).getResult();
+      SmallVector<Value> pair;
+      for (int64_t c = 0; c < 2; ++c)
+        pair.push_back(LLVM::ExtractValueOp::create(b, loc, scores,
+                                                    ArrayRef<int64_t>{i + c}));
       PointEvaluator::CacheScope point(evaluator);
-      evaluator.known[shape.scores.getResult()] =
-          evaluator.roundThrough(product, scoreType);
+      evaluator.known[shape.scores.getResult()] = evaluator.roundThrough(
+          vector::FromElementsOp::create(b, loc, pairType, pair), scoreType);
       SmallVector<Value> index(batch);
       index.push_back(evalRow[h]);
       index.push_back(arith::MinUIOp::create(b, loc, keyOf(i), lastKey));
       FailureOr<Value> t = evaluator.eval(
           shape.keyLimit ? shape.keyLimit->unmasked : shape.softmax.getX(),
-          index, /*lanes=*/lanes > 1);
+          index, /*lanes=*/true);
       if (failed(t))
         return failure();
-      for (int64_t l = 0; l < lanes; ++l)
-        values[i + l] =
-            lanes == 1
-                ? *t
-                : vector::ExtractOp::create(b, loc, *t, ArrayRef<int64_t>{l})
-                      .getResult();
+      for (int64_t c = 0; c < 2; ++c)
+        values[i + c] =
+            vector::ExtractOp::create(b, loc, *t, ArrayRef<int64_t>{c});
     }
     // Keys past the end (only in the last step, if partial) masked, and
     // under a key limit those past a row's (only in the steps that reach
@@ -779,7 +772,6 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       state.sum[h] = arith::MulFOp::create(b, loc, state.sum[h], p.scale[h]);
     }
     // exp(t - max) = 2^(t log2(e) - max log2(e)), one FMA and ex2.
-    auto pairType = VectorType::get({2}, f32);
     SmallVector<Value> e(count);
     for (int64_t i = 0; i < count; ++i)
       e[i] = exp2(math::FmaOp::create(
