@@ -10,7 +10,8 @@
 # PyTorch, a graph that writes its inputs and has an unsupported op runs
 # whole with PyTorch, gradients fall back to PyTorch, bf16 runs;
 # scaled_dot_product_attention (causal from positions, float and boolean
-# masks) is one attention kernel.
+# masks) is one attention kernel, and with dynamic lengths causal runs with
+# PyTorch.
 #
 # REQUIRES: torch-compile
 # RUN: rm -rf %t && mkdir -p %t
@@ -216,6 +217,19 @@ if not child:
               and not any("run with PyTorch" in line for line in lines),
               f"sdpa {label}: rel. error {error:.1e}, kernels {sorted(kinds)}, "
               f"fallbacks {[line for line in lines if 'run with PyTorch' in line]}")
+
+    # Causal with dynamic lengths (positions need static shapes): the
+    # attention runs with PyTorch, named in the log, and the result is right.
+    torch._dynamo.reset()
+    q, k, v = randn(2, 4, 24, 16), randn(2, 4, 24, 16), randn(2, 4, 24, 8)
+    with torch.no_grad():
+        got = torch.compile(sdpa_causal, backend=backend, dynamic=True)(q, k, v)
+    error = relative_error(got, sdpa_causal(q.double(), k.double(), v.double()))
+    lines = log_lines()
+    check(error <= 1e-4 and any("scaled_dot_product_attention" in line and "run with PyTorch"
+                                in line for line in lines),
+          f"sdpa causal, dynamic lengths: rel. error {error:.1e}, runs with PyTorch: "
+          f"{[line for line in lines if 'run with PyTorch' in line]}")
 
     # A second process compiles nothing: every library is in the cache.
     before = libraries()
