@@ -3,9 +3,12 @@
 #include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 
 #include "fusion/Dialect/Fusion/Analysis/LibraryMatmul.h"
+#include "fusion/Dialect/Fusion/Analysis/Traffic.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -540,15 +543,10 @@ struct Position {
 
 /// The integer held by splat constant `value`, if it holds one.
 static std::optional<int64_t> splatInteger(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto splat =
-      constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
-  if (!splat || !isa<FloatType>(splat.getElementType()))
+  std::optional<double> v = getSplatFloat(value);
+  if (!v || *v != std::floor(*v) || std::abs(*v) > double(1 << 24))
     return std::nullopt;
-  double v = splat.getSplatValue<APFloat>().convertToDouble();
-  if (v != std::floor(v) || std::abs(v) > double(1 << 24))
-    return std::nullopt;
-  return static_cast<int64_t>(v);
+  return static_cast<int64_t>(*v);
 }
 
 /// `value` as an axis of the scores (of rank `rank`) plus a constant: an
@@ -589,6 +587,22 @@ static std::optional<Position> asPosition(Value value, int64_t rank) {
   return position;
 }
 
+/// `predicate` with its operands swapped (a < b is b > a).
+static CmpPredicate mirrored(CmpPredicate predicate) {
+  switch (predicate) {
+  case CmpPredicate::lt:
+    return CmpPredicate::gt;
+  case CmpPredicate::le:
+    return CmpPredicate::ge;
+  case CmpPredicate::gt:
+    return CmpPredicate::lt;
+  case CmpPredicate::ge:
+    return CmpPredicate::le;
+  default:
+    return predicate;
+  }
+}
+
 /// The key limit of the scores the softmax reads (`x`), if it is a select
 /// between them and -inf on a comparison of positions (see KeyLimit).
 static std::optional<AttentionKernelShape::KeyLimit> getKeyLimit(Value x) {
@@ -609,22 +623,7 @@ static std::optional<AttentionKernelShape::KeyLimit> getKeyLimit(Value x) {
   if (lhs->axis != rank - 1) {
     std::swap(lhs, rhs);
     d = -d;
-    switch (predicate) {
-    case CmpPredicate::lt:
-      predicate = CmpPredicate::gt;
-      break;
-    case CmpPredicate::le:
-      predicate = CmpPredicate::ge;
-      break;
-    case CmpPredicate::gt:
-      predicate = CmpPredicate::lt;
-      break;
-    case CmpPredicate::ge:
-      predicate = CmpPredicate::le;
-      break;
-    default:
-      break;
-    }
+    predicate = mirrored(predicate);
   }
   if (lhs->axis != rank - 1 || rhs->axis != rank - 2)
     return std::nullopt;
@@ -638,16 +637,10 @@ static std::optional<AttentionKernelShape::KeyLimit> getKeyLimit(Value x) {
   int64_t offset =
       predicate == CmpPredicate::lt || predicate == CmpPredicate::ge ? d - 1
                                                                      : d;
-  auto isMinusInf = [](Value v) {
-    auto constant = v.getDefiningOp<ConstantOp>();
-    auto splat =
-        constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
-    return splat && isa<FloatType>(splat.getElementType()) &&
-           splat.getSplatValue<APFloat>().isNegInfinity();
-  };
   Value kept = allowedWhenTrue ? select.getA() : select.getB();
   Value masked = allowedWhenTrue ? select.getB() : select.getA();
-  if (!isMinusInf(masked) || shapeOf(kept) != shapeOf(x))
+  std::optional<double> fill = getSplatFloat(masked);
+  if (!fill || !std::isinf(*fill) || *fill > 0 || shapeOf(kept) != shapeOf(x))
     return std::nullopt;
   return AttentionKernelShape::KeyLimit{kept, offset};
 }

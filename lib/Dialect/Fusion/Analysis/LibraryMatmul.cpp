@@ -8,17 +8,6 @@
 using namespace mlir;
 using namespace mlir::fusion;
 
-/// The value of a splat float constant.
-static std::optional<double> getSplatFloat(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
-  if (!splat || !isa<FloatType>(splat.getElementType()))
-    return std::nullopt;
-  return splat.getSplatValue<APFloat>().convertToDouble();
-}
-
 static ArrayRef<int64_t> shapeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();
 }

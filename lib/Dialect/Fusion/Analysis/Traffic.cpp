@@ -93,6 +93,16 @@ bool fusion::isSplatConstant(Value value) {
   return constant && isa<SplatElementsAttr>(constant.getValue());
 }
 
+std::optional<double> fusion::getSplatFloat(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return std::nullopt;
+  return splat.getSplatValue<APFloat>().convertToDouble();
+}
+
 bool fusion::isComputeOp(Operation *op) {
   return isa<FusionDialect>(op->getDialect()) &&
          !isa<ConstantOp, KernelOp, YieldOp>(op);

@@ -182,17 +182,6 @@ bool isIndexMath(Value value, int depth = 8) {
                       [&](Value v) { return isIndexMath(v, depth - 1); });
 }
 
-/// Clones the ops computing index math `value` (isIndexMath) at the
-/// builder, each once.
-void cloneIndexMath(OpBuilder &builder, Value value, IRMapping &mapping) {
-  if (mapping.contains(value))
-    return;
-  Operation *op = value.getDefiningOp();
-  for (Value operand : op->getOperands())
-    cloneIndexMath(builder, operand, mapping);
-  builder.clone(*op, mapping);
-}
-
 /// Appends the ops computing index math `value`, operands first, each once.
 void collectIndexMath(Value value, llvm::SetVector<Operation *> &ops) {
   Operation *op = value.getDefiningOp();
@@ -253,10 +242,18 @@ KernelOp formKernel(const Attention &attention) {
   IRMapping mapping;
   mapping.map(inputs, body.getArguments());
   builder.setInsertionPointToStart(&body);
+  // The masks and constants computed in the kernel, each cloned once
+  // before its first reader.
+  llvm::SetVector<Operation *> computedInside;
   for (Operation *op : attention.ops) {
-    for (Value operand : op->getOperands())
-      if (!inside.contains(operand.getDefiningOp()) && isIndexMath(operand))
-        cloneIndexMath(builder, operand, mapping);
+    for (Value operand : op->getOperands()) {
+      if (inside.contains(operand.getDefiningOp()) || !isIndexMath(operand))
+        continue;
+      size_t cloned = computedInside.size();
+      collectIndexMath(operand, computedInside);
+      for (Operation *indexOp : llvm::drop_begin(computedInside, cloned))
+        builder.clone(*indexOp, mapping);
+    }
     builder.clone(*op, mapping);
   }
   YieldOp::create(builder, output.getLoc(),
@@ -265,15 +262,9 @@ KernelOp formKernel(const Attention &attention) {
                   }));
   for (auto [result, replacement] : llvm::zip(results, kernel.getResults()))
     result.replaceAllUsesWith(replacement);
-  // The masks and constants computed in the kernel now, where nothing
-  // else reads them.
-  llvm::SetVector<Operation *> computedInside;
-  for (Operation *op : attention.ops)
-    for (Value operand : op->getOperands())
-      if (!inside.contains(operand.getDefiningOp()) && isIndexMath(operand))
-        collectIndexMath(operand, computedInside);
   for (Operation *op : llvm::reverse(attention.ops))
     op->erase();
+  // Those nothing else reads, readers first.
   for (Operation *op : llvm::reverse(computedInside))
     if (op->use_empty())
       op->erase();

@@ -54,6 +54,9 @@ private:
 /// and costs no traffic.
 bool isSplatConstant(Value value);
 
+/// The value of a splat float fusion.constant, if `value` is one.
+std::optional<double> getSplatFloat(Value value);
+
 /// A compute op of the fusion dialect: not a constant, kernel or yield.
 bool isComputeOp(Operation *op);
 
