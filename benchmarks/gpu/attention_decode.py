@@ -2,7 +2,9 @@
 """Decode attention on the GPU machine (attention_rows: a block per query
 row and range of keys, the softmax online): MODULE compiled into the bundle
 as attention_decode.fused.so (attention kernels) and
-attention_decode.unfused.so (an op per kernel). Checks against PyTorch in
+attention_decode.unfused.so (an op per kernel); candidate builds
+attention_decode.variant.<label>.so, where present, are checked and timed
+beside it. Checks against PyTorch in
 float64 at key lengths from 1 to 16384 (ragged, dynamic), outputs poisoned
 first; then the time per call (and that of attention_decode.before.so, a
 build from before a codegen change, where present) beside torch's
@@ -18,6 +20,7 @@ attention_decode.json into $OUT.
     python3 attention_decode.py --module   # the module's text (for the bundle)
 """
 
+import glob
 import json
 import os
 import sys
@@ -95,11 +98,17 @@ def main(checks_only=False):
     from fusion import cuda
 
     fused = cuda.load(os.path.join(here, "attention_decode.fused.so"))
-    checked = cuda.load(os.path.join(here, "attention_decode.fused.so"), debug=True)
     unfused = cuda.load(os.path.join(here, "attention_decode.unfused.so"))
     # A build from before a codegen change, timed beside it.
     before_path = os.path.join(here, "attention_decode.before.so")
     before = cuda.load(before_path) if os.path.exists(before_path) else None
+    # Candidate builds (attention_decode.variant.<label>.so: other plans or
+    # strategy constants), checked and timed like the fused build.
+    variants = {os.path.basename(p)[len("attention_decode.variant."):-3]: p
+                for p in sorted(glob.glob(os.path.join(here, "attention_decode.variant.*.so")))}
+    checked = {"": cuda.load(os.path.join(here, "attention_decode.fused.so"), debug=True),
+               **{label: cuda.load(p, debug=True) for label, p in variants.items()}}
+    variants = {label: cuda.load(p) for label, p in variants.items()}
     group = HEADS // KV_HEADS
     results, lines = {"checks": {}, "times_us": {}}, []
 
@@ -128,17 +137,19 @@ def main(checks_only=False):
         results["checks"][name] = dict(ok=ok, detail=detail)
         lines.append(f"{'ok  ' if ok else 'FAIL'} {name:44} {detail}")
 
-    for name in ("decode", "decode_gqa_softcap"):
-        for length in CHECK_LENGTHS:
-            for seed in (1, 2):
-                args = inputs(name, length, 1000 * length + seed)
-                (out,) = checked.functions[name](*args)
-                torch.cuda.synchronize()
-                ref = reference(name, *args)
-                o = out.double()
-                err = float("inf") if torch.isnan(o).any() else float(
-                    (o - ref).norm() / ref.norm())
-                record(f"{name} keys={length} seed={seed}", err <= TOLERANCE, f"rel.err {err:.1e}")
+    for label, library in checked.items():
+        for name in ("decode", "decode_gqa_softcap"):
+            for length in CHECK_LENGTHS:
+                for seed in (1, 2):
+                    args = inputs(name, length, 1000 * length + seed)
+                    (out,) = library.functions[name](*args)
+                    torch.cuda.synchronize()
+                    ref = reference(name, *args)
+                    o = out.double()
+                    err = float("inf") if torch.isnan(o).any() else float(
+                        (o - ref).norm() / ref.norm())
+                    record(f"{label + ' ' if label else ''}{name} keys={length} seed={seed}",
+                           err <= TOLERANCE, f"rel.err {err:.1e}")
 
     def sdpa(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, scale=SCALE)
@@ -175,6 +186,8 @@ def main(checks_only=False):
                 "fusion_unfused": median_us(lambda: unfused.functions[name](*args, outputs=out)),
                 **({"fusion_before": median_us(lambda: before.functions[name](*args, outputs=out))}
                    if before else {}),
+                **{f"fusion_{label}": median_us(lambda: library.functions[name](*args, outputs=out))
+                   for label, library in variants.items()},
                 "eager": median_us(lambda: eager[name](*args)),
                 "torch.compile": median_us(lambda: compiled[name](*args)),
             }

@@ -2,19 +2,19 @@
 //
 // Attention with few query rows (decoding), split over the keys: a block per
 // query row and range of keys. A key's rows of K and V are shared by a
-// group of D / 16 lanes, 16 elements each, so a warp works on 32 / (D / 16)
-// keys at once and each group goes through its own keys of the range. A
+// group of D / 16 lanes, 16 elements each; a step of the block's loop gives
+// each group kGroupKeys adjacent keys, whose rows are loaded together. A
 // key's score is the group's dot product (butterfly shuffles inside the
 // group), rounded as the product's type; its math (scale, mask, soft-cap)
 // is the kernel body's at that point (PointEvaluator); then the softmax runs
-// online: a running maximum m, sum l and output o, rescaled as m grows. The
-// groups' (m, l, o) meet in shared memory and the block's first group folds
-// them; with several ranges every block writes its (m, l, o) to a workspace
-// and the last block of the row folds them in range order (deterministic)
-// and writes the row. The probabilities are not rounded to the kernel's
-// type before the product with V (the op-by-op program rounds them): the
-// difference is within the type's tolerance. K and V are read once per
-// query row.
+// online: a running maximum m, sum l and output o, rescaled once a step to
+// the maximum over the step's keys. The groups of a warp fold their
+// (m, l, o) by shuffles, the warps' meet in shared memory; with several
+// ranges every block writes its (m, l, o) to a workspace and the last block
+// of the row folds them in range order (deterministic) and writes the row.
+// The probabilities are not rounded to the kernel's type before the product
+// with V (the op-by-op program rounds them): the difference is within the
+// type's tolerance. K and V are read once per query row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,11 +38,13 @@ using namespace mlir::fusion::codegen;
 
 namespace {
 
-constexpr int64_t kWarps = kAttentionRowsThreads / 32;
-/// Keys a lane group loads before it uses the first (loads in flight).
-constexpr int64_t kUnrolledKeys = 2;
-/// Fewest keys a range has (fewer ranges where the keys are few).
-constexpr int64_t kMinRangeKeys = 64;
+/// Adjacent keys a lane group takes a step: their rows are loaded before
+/// the first is used (loads in flight), and the state is rescaled once for
+/// them.
+constexpr int64_t kGroupKeys = 4;
+/// Fewest keys a range has (fewer ranges where the keys are few), so that
+/// a block's fold of its warps' states is paid for by many keys.
+constexpr int64_t kMinRangeKeys = 256;
 
 /// The running state of an online softmax: maximum, sum, and the output
 /// (a lane's share of it).
@@ -57,7 +59,7 @@ public:
       : loc(loc), kernel(kernel), plan(plan), buffers(buffers), shape(shape),
         headDim(codegen::shapeOf(shape.queries).back()),
         groupLanes(headDim / kAttentionRowsLaneElements),
-        groups(kWarps * (32 / groupLanes)) {}
+        warps(plan.getThreads() / 32), groups(warps * (32 / groupLanes)) {}
 
   LogicalResult emit(OpBuilder &b);
 
@@ -83,6 +85,13 @@ private:
   SmallVector<Value> operandIndex(OpBuilder &b, BlockArgument arg,
                                   ArrayRef<Value> batch, Value row,
                                   Value column);
+  /// The first column of a lane group's part `part` of a row: its
+  /// kAttentionRowsLaneElements elements are side by side (a lane's two
+  /// 16-byte loads of a row fill whole sectors between them).
+  Value columnOf(OpBuilder &b, Value part) {
+    return arith::MulIOp::create(
+        b, loc, part, indexConst(b, loc, kAttentionRowsLaneElements));
+  }
   /// Part `part` (of a lane group) of row `row` of input `arg`, as f32.
   Value loadRow(OpBuilder &b, BlockArgument arg, ArrayRef<Value> batch,
                 Value row, Value part);
@@ -91,17 +100,22 @@ private:
   Value rescale(OpBuilder &b, Value from, Value to);
   /// The online state after also seeing `other` (both over disjoint keys).
   Online combine(OpBuilder &b, const Online &a, const Online &other);
-  /// The row's output from its final state, rounded into the output.
-  void storeRow(OpBuilder &b, const Online &total, ArrayRef<Value> outIndex,
-                Value keys);
+  /// The state of the lane `offset` lanes away (butterfly), element by
+  /// element.
+  Online shuffleXor(OpBuilder &b, const Online &state, int32_t offset);
+  /// The row's output from its final state (part `part` of it), rounded
+  /// into the output at `rowIndex` (batch axes, then the query).
+  void storeRow(OpBuilder &b, const Online &total, ArrayRef<Value> rowIndex,
+                Value part, Value keys);
 
   Location loc;
   KernelOp kernel;
   KernelPlanAttr plan;
   const KernelBuffers &buffers;
   AttentionKernelShape shape;
-  /// D (= Dv); the lanes sharing a key's rows; the groups of a block.
-  int64_t headDim, groupLanes, groups;
+  /// D (= Dv); the lanes sharing a key's rows; the warps and the lane
+  /// groups of a block.
+  int64_t headDim, groupLanes, warps, groups;
 };
 
 } // namespace
@@ -124,11 +138,10 @@ Value AttentionRows::loadRow(OpBuilder &b, BlockArgument arg,
   int64_t lanes = kAttentionRowsLaneElements;
   Value buffer = buffers.inputs[arg.getArgNumber()];
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
-  Value column = arith::MulIOp::create(b, loc, part, indexConst(b, loc, lanes));
   Value v = vector::LoadOp::create(
       b, loc, VectorType::get({lanes}, element), buffer,
-      operandIndex(b, arg, batch, row, column), /*nontemporal=*/false,
-      vectorAlignment(element, lanes));
+      operandIndex(b, arg, batch, row, columnOf(b, part)),
+      /*nontemporal=*/false, vectorAlignment(element, lanes));
   return extendToF32(b, loc, v);
 }
 
@@ -160,8 +173,22 @@ Online AttentionRows::combine(OpBuilder &b, const Online &a,
   return {max, sum, out};
 }
 
+Online AttentionRows::shuffleXor(OpBuilder &b, const Online &state,
+                                 int32_t offset) {
+  auto shuffle = [&](Value v) {
+    return gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  };
+  Value out = state.out;
+  for (int64_t i = 0; i < kAttentionRowsLaneElements; ++i)
+    out = vector::InsertOp::create(
+        b, loc, shuffle(vector::ExtractOp::create(b, loc, state.out, i)), out,
+        i);
+  return {shuffle(state.max), shuffle(state.sum), out};
+}
+
 void AttentionRows::storeRow(OpBuilder &b, const Online &total,
-                             ArrayRef<Value> outIndex, Value keys) {
+                             ArrayRef<Value> rowIndex, Value part, Value keys) {
   auto vector = cast<VectorType>(total.out.getType());
   // No keys: the product of empty matrices, zeros. (Every key masked gives
   // 0 / 0, NaN, as the op-by-op softmax does.)
@@ -173,7 +200,9 @@ void AttentionRows::storeRow(OpBuilder &b, const Online &total,
   Value zeros = arith::ConstantOp::create(
       b, loc, vector, DenseElementsAttr::get(vector, b.getF32FloatAttr(0.0)));
   row = arith::SelectOp::create(b, loc, empty, zeros, row);
-  store(b, loc, row, buffers.outputs[0], outIndex);
+  SmallVector<Value> index(rowIndex);
+  index.push_back(columnOf(b, part));
+  store(b, loc, row, buffers.outputs[0], index);
 }
 
 LogicalResult AttentionRows::emit(OpBuilder &b) {
@@ -200,7 +229,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       context, gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<Type> sharedTypes{
-      MemRefType::get({groups * partialWords}, b.getF32Type(),
+      MemRefType::get({warps * partialWords}, b.getF32Type(),
                       MemRefLayoutAttrInterface{}, workgroup),
       MemRefType::get({1}, b.getI32Type(), MemRefLayoutAttrInterface{},
                       workgroup)};
@@ -208,7 +237,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
   Value grid = arith::MaxUIOp::create(b, loc, blocks, indexConst(b, loc, 1));
 
   LogicalResult emitted = emitLaunch(
-      b, loc, kernel, grid, kAttentionRowsThreads,
+      b, loc, kernel, grid, plan.getThreads(),
       [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
         Type f32 = b.getF32Type();
         Value zero = indexConst(b, loc, 0);
@@ -233,123 +262,146 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                                                indexConst(b, loc, groupLanes));
           Value part = arith::RemUIOp::create(b, loc, ids.thread,
                                               indexConst(b, loc, groupLanes));
-          // The warp's groups take consecutive keys, so that its loop runs
-          // the same steps in every lane (the shuffles need the whole warp):
-          // a key past the range is read at the range's last and masked.
-          int64_t warpKeys = 32 / groupLanes;
-          Value warpFirst = arith::MulIOp::create(
-              b, loc,
-              arith::DivUIOp::create(b, loc, ids.thread,
-                                     indexConst(b, loc, 32)),
-              indexConst(b, loc, warpKeys));
-          Value inWarp = arith::RemUIOp::create(b, loc, group,
-                                                indexConst(b, loc, warpKeys));
+          // A step of the loop covers the block's next groups * kGroupKeys
+          // keys, kGroupKeys adjacent ones a group, so that every lane runs
+          // the same steps (the shuffles need the whole warp): a key past
+          // the range is read at the range's last and masked.
           Value rangeKeys = arith::CeilDivUIOp::create(b, loc, keys, ranges);
           Value first = arith::MulIOp::create(b, loc, range, rangeKeys);
           Value end = arith::MinUIOp::create(
               b, loc, keys, arith::AddIOp::create(b, loc, first, rangeKeys));
+          Value groupFirst = arith::MulIOp::create(
+              b, loc, group, indexConst(b, loc, kGroupKeys));
 
           Value q = loadRow(b, shape.queries, batch, query, part);
           Type scoreType =
               getElementTypeOrSelf(shape.scores.getResult().getType());
           auto outVector = VectorType::get({kAttentionRowsLaneElements}, f32);
+          Value minusInf = f32Constant(
+              b, loc, -std::numeric_limits<double>::infinity(), f32);
           Online init{
-              f32Constant(b, loc, -std::numeric_limits<double>::infinity(),
-                          f32),
-              f32Constant(b, loc, 0.0, f32),
+              minusInf, f32Constant(b, loc, 0.0, f32),
               arith::ConstantOp::create(
                   b, loc, outVector,
                   DenseElementsAttr::get(outVector, b.getF32FloatAttr(0.0)))};
           PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
-          FailureOr<SmallVector<Value>> seen = emitUnrolledLoop(
-              b, loc, arith::AddIOp::create(b, loc, first, warpFirst), end,
-              groups, kUnrolledKeys, ValueRange{init.max, init.sum, init.out},
-              [&](OpBuilder &b, ArrayRef<Value> js,
-                  ValueRange carried) -> FailureOr<SmallVector<Value>> {
-                PointEvaluator::CacheScope scope(evaluator);
-                // This group's keys of the warp's steps, and whether each is
-                // in the range (else its last key is read, and masked).
-                SmallVector<Value> keysOfGroup, inRange;
-                Value lastKey =
-                    arith::SubIOp::create(b, loc, end, indexConst(b, loc, 1));
-                for (Value warpKey : js) {
-                  Value j = arith::AddIOp::create(b, loc, warpKey, inWarp);
-                  inRange.push_back(arith::CmpIOp::create(
-                      b, loc, arith::CmpIPredicate::ult, j, end));
-                  keysOfGroup.push_back(
-                      arith::MinUIOp::create(b, loc, j, lastKey));
-                }
-                // Every key's rows first: their loads in flight together.
-                SmallVector<Value> ks, vs;
-                for (Value j : keysOfGroup) {
-                  ks.push_back(loadRow(b, shape.keys, batch, j, part));
-                  vs.push_back(loadRow(b, shape.values, batch, j, part));
-                }
-                Online state{carried[0], carried[1], carried[2]};
-                for (auto [j, valid, k, v] :
-                     llvm::zip(keysOfGroup, inRange, ks, vs)) {
-                  Value dot = vector::ReductionOp::create(
-                      b, loc, vector::CombiningKind::ADD,
-                      arith::MulFOp::create(b, loc, q, k));
-                  for (int32_t offset = groupLanes / 2; offset > 0; offset /= 2)
-                    dot = arith::AddFOp::create(
-                        b, loc, dot,
-                        gpu::ShuffleOp::create(b, loc, dot, offset, 32,
-                                               gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
-                  // The product's value, then its math at (row, key).
-                  evaluator.known[shape.scores.getResult()] =
-                      extendToF32(b, loc, roundTo(b, loc, dot, scoreType));
-                  SmallVector<Value> scoreIndex(batch);
-                  scoreIndex.push_back(query);
-                  scoreIndex.push_back(j);
-                  FailureOr<Value> score = evaluator.eval(
-                      shape.softmax.getX(), scoreIndex, /*lanes=*/false);
-                  if (failed(score))
-                    return failure();
-                  // One key: max m, sum 1, output v (nothing past the
-                  // range: max -inf).
-                  Value masked = arith::SelectOp::create(
-                      b, loc, valid, *score,
-                      f32Constant(b, loc,
-                                  -std::numeric_limits<double>::infinity(),
-                                  f32));
-                  Online key{masked, f32Constant(b, loc, 1.0, f32), v};
-                  state = combine(b, state, key);
-                }
-                return SmallVector<Value>{state.max, state.sum, state.out};
-              });
-          if (failed(seen)) {
-            body = failure();
-            return;
+          auto loop = scf::ForOp::create(
+              b, loc, first, end, indexConst(b, loc, groups * kGroupKeys),
+              ValueRange{init.max, init.sum, init.out});
+          {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(loop.getBody());
+            PointEvaluator::CacheScope scope(evaluator);
+            Value stepFirst = arith::AddIOp::create(
+                b, loc, loop.getInductionVar(), groupFirst);
+            Value lastKey =
+                arith::SubIOp::create(b, loc, end, indexConst(b, loc, 1));
+            // The group's keys, whether each is in the range, and their
+            // rows, every load issued before the first is used.
+            SmallVector<Value> js, inRange, ks, vs;
+            for (int64_t u = 0; u < kGroupKeys; ++u) {
+              Value j = arith::AddIOp::create(b, loc, stepFirst,
+                                              indexConst(b, loc, u));
+              inRange.push_back(arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, j, end));
+              js.push_back(arith::MinUIOp::create(b, loc, j, lastKey));
+            }
+            for (Value j : js) {
+              ks.push_back(loadRow(b, shape.keys, batch, j, part));
+              vs.push_back(loadRow(b, shape.values, batch, j, part));
+            }
+            // The step's scores: the group's dot products, rounded as the
+            // product's type, then the kernel body's math at (row, key).
+            SmallVector<Value> scores;
+            for (auto [j, valid, k] : llvm::zip(js, inRange, ks)) {
+              Value dot = vector::ReductionOp::create(
+                  b, loc, vector::CombiningKind::ADD,
+                  arith::MulFOp::create(b, loc, q, k));
+              for (int32_t offset = groupLanes / 2; offset > 0; offset /= 2)
+                dot = arith::AddFOp::create(
+                    b, loc, dot,
+                    gpu::ShuffleOp::create(b, loc, dot, offset, 32,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult());
+              evaluator.known[shape.scores.getResult()] =
+                  extendToF32(b, loc, roundTo(b, loc, dot, scoreType));
+              SmallVector<Value> scoreIndex(batch);
+              scoreIndex.push_back(query);
+              scoreIndex.push_back(j);
+              FailureOr<Value> score = evaluator.eval(
+                  shape.softmax.getX(), scoreIndex, /*lanes=*/false);
+              if (failed(score)) {
+                body = failure();
+                scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
+                return;
+              }
+              scores.push_back(
+                  arith::SelectOp::create(b, loc, valid, *score, minusInf));
+            }
+            // The state rescaled once a step: to the maximum over it and
+            // the step's keys, each key's weight exp(s - max) (0 where
+            // masked).
+            Online seen{loop.getRegionIterArgs()[0],
+                        loop.getRegionIterArgs()[1],
+                        loop.getRegionIterArgs()[2]};
+            Value max = seen.max;
+            for (Value s : scores)
+              max = arith::MaximumFOp::create(b, loc, max, s);
+            Value keep = rescale(b, seen.max, max);
+            Value sum = arith::MulFOp::create(b, loc, seen.sum, keep);
+            Value out = arith::MulFOp::create(
+                b, loc, seen.out,
+                vector::BroadcastOp::create(b, loc, outVector, keep));
+            for (auto [s, v] : llvm::zip(scores, vs)) {
+              Value weight = rescale(b, s, max);
+              sum = arith::AddFOp::create(b, loc, sum, weight);
+              out = vector::FMAOp::create(
+                  b, loc,
+                  vector::BroadcastOp::create(b, loc, outVector, weight), v,
+                  out);
+            }
+            scf::YieldOp::create(b, loc, ValueRange{max, sum, out});
           }
-          Online mine{(*seen)[0], (*seen)[1], (*seen)[2]};
+          if (failed(body))
+            return;
+          Online mine{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 
-          // The groups' states through shared memory, folded by the first
-          // group.
+          // The groups of a warp fold their states through butterfly
+          // shuffles (lanes of one part hold the same columns), then the
+          // warps' states meet in shared memory, on 32-byte boundaries.
+          for (int64_t offset = groupLanes; offset < 32; offset *= 2)
+            mine = combine(b, mine, shuffleXor(b, mine, offset));
+          Value warp = arith::DivUIOp::create(b, loc, ids.thread,
+                                              indexConst(b, loc, 32));
           Value slots = ids.shared[0];
-          auto slot = [&](Value g, int64_t word) {
+          auto slot = [&](Value w, int64_t word) {
             return arith::AddIOp::create(
                 b, loc,
-                arith::MulIOp::create(b, loc, g,
+                arith::MulIOp::create(b, loc, w,
                                       indexConst(b, loc, partialWords)),
                 indexConst(b, loc, word));
           };
-          Value outAt = arith::MulIOp::create(
-              b, loc, part, indexConst(b, loc, kAttentionRowsLaneElements));
+          Value outAt = columnOf(b, part);
           llvm::MaybeAlign stateAlignment =
               vectorAlignment(f32, kAttentionRowsLaneElements);
           Value firstPart = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::eq, part, zero);
-          vector::StoreOp::create(
-              b, loc, mine.out, slots,
-              ValueRange{arith::AddIOp::create(b, loc, slot(group, 0), outAt)},
-              /*nontemporal=*/false, stateAlignment);
-          emitIf(b, loc, firstPart, [&] {
-            memref::StoreOp::create(b, loc, mine.max, slots,
-                                    ValueRange{slot(group, valueDim)});
-            memref::StoreOp::create(b, loc, mine.sum, slots,
-                                    ValueRange{slot(group, valueDim + 1)});
+          Value firstInWarp = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult,
+              arith::RemUIOp::create(b, loc, ids.thread,
+                                     indexConst(b, loc, 32)),
+              indexConst(b, loc, groupLanes));
+          emitIf(b, loc, firstInWarp, [&] {
+            vector::StoreOp::create(
+                b, loc, mine.out, slots,
+                ValueRange{arith::AddIOp::create(b, loc, slot(warp, 0), outAt)},
+                /*nontemporal=*/false, stateAlignment);
+            emitIf(b, loc, firstPart, [&] {
+              memref::StoreOp::create(b, loc, mine.max, slots,
+                                      ValueRange{slot(warp, valueDim)});
+              memref::StoreOp::create(b, loc, mine.sum, slots,
+                                      ValueRange{slot(warp, valueDim + 1)});
+            });
           });
           gpu::BarrierOp::create(b, loc);
           auto readState = [&](Value memory, Value base) {
@@ -367,19 +419,17 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                               /*nontemporal=*/false, stateAlignment)};
           };
           Online block = readState(slots, slot(zero, 0));
-          for (int64_t g = 1; g < groups; ++g)
+          for (int64_t w = 1; w < warps; ++w)
             block = combine(b, block,
-                            readState(slots, slot(indexConst(b, loc, g), 0)));
+                            readState(slots, slot(indexConst(b, loc, w), 0)));
           // The first group holds the block's state (the others computed
           // it too, and drop it).
           Value firstGroup = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::eq, group, zero);
-          SmallVector<Value> outIndex(rowIndex);
-          outIndex.push_back(outAt);
           Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                                ranges, indexConst(b, loc, 1));
           emitIf(b, loc, arith::AndIOp::create(b, loc, single, firstGroup),
-                 [&] { storeRow(b, block, outIndex, keys); });
+                 [&] { storeRow(b, block, rowIndex, part, keys); });
           if (!split)
             return;
           auto splitIf = scf::IfOp::create(
@@ -440,7 +490,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                 storeRow(b,
                          Online{fold.getResult(0), fold.getResult(1),
                                 fold.getResult(2)},
-                         outIndex, keys);
+                         rowIndex, part, keys);
               });
         });
         return body;

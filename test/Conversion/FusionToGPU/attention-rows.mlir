@@ -1,13 +1,16 @@
 // RUN: fusion-opt %s --split-input-file --fusion-kernels-to-gpu | FileCheck %s
 
-// attention_rows: a block of 128 threads per query row and range of keys
-// (at most 8 ranges here: the plan's split). A key's rows of K and V are
-// shared by a group of 8 lanes, 16 elements each (vector loads), so a warp
-// steps through 4 keys at once, two steps a loop iteration, its loop the
-// same in every lane (a key past the range is read at its last and
-// masked). A score is the group's sum (3 butterfly shuffles), rounded to
-// bf16, scaled; the softmax stays whole until here and runs online. The 16
-// groups' states meet in shared memory (a state each, on 32-byte
+// attention_rows: a block of 128 threads here (the plan's) per query row and
+// range of keys (at most 8 ranges here: the plan's split). A key's rows of
+// K and V are shared by a group of 8 lanes, 16 elements each (vector
+// loads); a step of the loop gives each of the 16 groups 4 adjacent keys
+// (64 keys a step), the same steps in every lane (a key past the range is
+// read at its last and masked), every row loaded before the first is used.
+// A score is the group's sum (3 butterfly shuffles), rounded to bf16,
+// scaled; the softmax stays whole until here and runs online, the state
+// rescaled once a step (one exp) and each key weighted by its own exp. The
+// groups of a warp fold their states by shuffles (lanes 8, then 16 apart);
+// the 4 warps' states meet in shared memory (a state each, on 32-byte
 // boundaries); with several ranges each block writes its state to a
 // workspace and the row's last block (an arrival count) folds them and
 // writes the row.
@@ -19,14 +22,18 @@
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
 // CHECK-SAME: function(@decode_k0)
-// CHECK-SAME: workgroup(%[[STATES:.+]] : memref<2176xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<1xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[STATES:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<1xi32, #gpu.address_space<workgroup>>)
 // CHECK: vector.load %{{.+}} : memref<2x4x1x128xbf16>, vector<16xbf16>
-// CHECK: scf.for %{{.+}} step %c32
-// CHECK-COUNT-4: vector.load %{{.+}} : memref<2x4x?x128xbf16>, vector<16xbf16>
+// CHECK: scf.for %{{.+}} step %c64
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<2x4x?x128xbf16>, vector<16xbf16>
 // CHECK: vector.reduction <add>
 // CHECK-COUNT-3: gpu.shuffle  xor
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
-// CHECK: math.exp
+// CHECK-COUNT-5: math.exp
+// CHECK-NOT: math.exp
+// CHECK: scf.yield
+// CHECK: gpu.shuffle  xor %{{.+}}, %c8_i32
+// CHECK: gpu.shuffle  xor %{{.+}}, %c16_i32
 // CHECK: vector.store %{{.+}}, %[[STATES]]
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.+}} : memref<2x4x1x128xbf16>, vector<16xbf16>

@@ -160,6 +160,21 @@ func.func @attention_rows_stored_kt(%q: tensor<4x1x64xbf16>, %kt: tensor<4x64x?x
 
 // -----
 
+func.func @attention_rows_part_warp(%q: tensor<4x1x64xbf16>, %k: tensor<4x?x64xbf16>, %v: tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16> {
+  // expected-error @+1 {{plan does not fit: an attention_rows plan has whole warps of threads (at most 1024) and vectors of 16}}
+  %0 = fusion.kernel attention (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 100, vector = 16, row = none, cluster = 1, split = 4, passes = [1, 1, 1]>} : (tensor<4x1x64xbf16>, tensor<4x?x64xbf16>, tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16> {
+  ^bb0(%a: tensor<4x1x64xbf16>, %b: tensor<4x?x64xbf16>, %c: tensor<4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 2, 1] : tensor<4x?x64xbf16> -> tensor<4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<4x1x64xbf16>, tensor<4x64x?xbf16>) -> tensor<4x1x?xbf16>
+    %p = fusion.softmax %s axis = 2 : tensor<4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<4x1x?xbf16>, tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16>
+    fusion.yield %o : tensor<4x1x64xbf16>
+  }
+  return %0 : tensor<4x1x64xbf16>
+}
+
+// -----
+
 func.func @attention_tiles_head_32(%q: tensor<4x256x32xbf16>, %k: tensor<4x?x32xbf16>, %v: tensor<4x?x32xbf16>) -> tensor<4x256x32xbf16> {
   // expected-error @+1 {{plan does not fit: head sizes other than one D = Dv of 64 or 128}}
   %0 = fusion.kernel attention (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<4x256x32xbf16>, tensor<4x?x32xbf16>, tensor<4x?x32xbf16>) -> tensor<4x256x32xbf16> {

@@ -657,11 +657,12 @@ func.func @prologue_transposed(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) ->
 }
 
 // Attention kernels: with few query rows and K stored by rows,
-// attention_rows (8 rows here: 132 ranges, eight blocks a multiprocessor);
+// attention_rows (8 rows here: 16 ranges, about a block of 512 threads a
+// multiprocessor);
 // with many, bf16 or f16, on sm_90, attention_tiles; otherwise no GPU
 // strategy: per_element, and the remark says why.
 // CHECK-LABEL: func @attention_decode
-// CHECK: plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, split = 132, passes = [1, 1, 1]>
+// CHECK: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 1, split = 16, passes = [1, 1, 1]>
 func.func @attention_decode(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x1x64xbf16> {
   %0 = fusion.kernel attention (%q, %k, %v) : (tensor<2x4x1x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x1x64xbf16> {
   ^bb0(%a: tensor<2x4x1x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):

@@ -1302,16 +1302,18 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
                                  RowStorage::none, /*cluster=*/1, once,
                                  /*split=*/1);
     }
-    // A block per query row and range of keys: ranges enough for eight
-    // blocks a multiprocessor, whose loads keep the memory busy (rows
-    // counted where static).
+    // A block per query row and range of keys: rows cut into ranges only
+    // where there are fewer than one wave of blocks (as many as are
+    // resident at once), so that the multiprocessors are busy; otherwise
+    // no workspace and no fold of ranges (rows counted where static).
     ArrayRef<int64_t> out = shapeOf(kernel.getResult(0));
     int64_t rows = 1;
     for (int64_t size : out.drop_back())
       rows *= ShapedType::isDynamic(size) ? 1 : std::max<int64_t>(1, size);
-    int64_t ranges = std::clamp<int64_t>(
-        llvm::divideCeil(8 * options.target.multiprocessors, rows), 1,
-        kAttentionRowsMaxRanges);
+    int64_t ranges =
+        std::clamp<int64_t>(kAttentionRowsBlocksPerMultiprocessor *
+                                options.target.multiprocessors / rows,
+                            1, kAttentionRowsMaxRanges);
     return KernelPlanAttr::get(context, KernelStrategy::attention_rows,
                                kAttentionRowsThreads,
                                kAttentionRowsLaneElements, RowStorage::none,
@@ -1484,10 +1486,12 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     message = whyNotAttentionRows(kernel);
     if (!message.empty())
       return message;
-    if (plan.getThreads() != kAttentionRowsThreads ||
+    // Any whole number of warps: the strategy folds the warps' states.
+    if (plan.getThreads() % 32 != 0 || plan.getThreads() > 1024 ||
         plan.getVector() != kAttentionRowsLaneElements)
-      os << "an attention_rows plan has " << kAttentionRowsThreads
-         << " threads and vectors of " << kAttentionRowsLaneElements;
+      os << "an attention_rows plan has whole warps of threads (at most "
+            "1024) and vectors of "
+         << kAttentionRowsLaneElements;
     return message;
   }
   case KernelStrategy::attention_tiles: {
