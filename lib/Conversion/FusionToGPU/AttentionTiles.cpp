@@ -60,7 +60,12 @@ namespace {
 /// A warpgroup's query rows; the multiplying warpgroups.
 constexpr int64_t kGroupRows = 64;
 constexpr int64_t kWarpgroups = kAttentionTilesQueries / kGroupRows;
-static_assert(kAttentionTilesThreads == (kWarpgroups + 1) * 128);
+/// Threads of a warpgroup.
+constexpr int64_t kGroupThreads = 128;
+static_assert(kAttentionTilesThreads == (kWarpgroups + 1) * kGroupThreads);
+/// Key tiles ahead of the one multiplied whose inputs read per score (a
+/// bias) are asked of L2.
+constexpr int64_t kPrefetchTiles = 2;
 /// Stages of K and V tiles in flight.
 constexpr int64_t kStages = 2;
 /// Every tile is loaded in boxes of 64 x 64 elements: 128-byte rows (the
@@ -229,6 +234,10 @@ private:
     return memref::DimOp::create(b, loc, inputBuffer(arg), rank - 2);
   }
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids, Value queryTiles);
+  /// The inputs the scores' math reads per score (a bias of [..., Sq, Sk]):
+  /// kernel inputs other than Q, K and V that vary along both the rows and
+  /// the keys.
+  SmallVector<BlockArgument> perScoreInputs();
 
   Location loc;
   KernelOp kernel;
@@ -277,6 +286,26 @@ Value AttentionTiles::batchOf(OpBuilder &b, BlockArgument arg,
       flat = arith::AddIOp::create(b, loc, flat, batch[*source]);
   }
   return flat;
+}
+
+SmallVector<BlockArgument> AttentionTiles::perScoreInputs() {
+  SetVector<BlockArgument> found;
+  SmallVector<Value> work{shape.softmax.getX()};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (value == shape.scores.getResult() || !seen.insert(value).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      ArrayRef<int64_t> sizes = codegen::shapeOf(arg);
+      if (arg != shape.queries && arg != shape.keys && arg != shape.values &&
+          sizes.size() >= 2 && sizes.back() != 1 && sizes.end()[-2] != 1)
+        found.insert(arg);
+      continue;
+    }
+    llvm::append_range(work, value.getDefiningOp()->getOperands());
+  }
+  return found.takeVector();
 }
 
 LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
@@ -572,6 +601,62 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 2);
   evaluator.packedRounding = true;
   evaluator.gatherLoads = true;
+  // Inputs read per score come from memory a step's softmax waits on: each
+  // thread asks L2 for its share of the warpgroup's rows of tile `tile`
+  // ahead (kPrefetchTiles), while the products run.
+  SmallVector<BlockArgument> prefetched = perScoreInputs();
+  Value groupThread = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 32)),
+      lane);
+  ArrayRef<int64_t> scoreShape = codegen::shapeOf(shape.scores.getResult());
+  auto prefetchTile = [&](Value tile) {
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          tile, keyTiles);
+    for (BlockArgument arg : prefetched) {
+      Value buffer = buffers.inputs[arg.getArgNumber()];
+      int64_t lineElements =
+          kL2LineBytes /
+          (cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8);
+      int64_t rowLines = llvm::divideCeil(kAttentionTilesKeys, lineElements);
+      for (int64_t line = 0; line < kGroupRows * rowLines;
+           line += kGroupThreads) {
+        Value at = arith::AddIOp::create(b, loc, groupThread,
+                                         indexConst(b, loc, line));
+        Value groupRowAt =
+            arith::DivUIOp::create(b, loc, at, indexConst(b, loc, rowLines));
+        Value rowAt = arith::MinUIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, row0,
+                arith::AddIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(b, loc, warpgroup,
+                                          indexConst(b, loc, kGroupRows)),
+                    groupRowAt)),
+            lastQuery);
+        Value keyAt = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, tile,
+                                  indexConst(b, loc, kAttentionTilesKeys)),
+            arith::MulIOp::create(b, loc,
+                                  arith::RemUIOp::create(
+                                      b, loc, at, indexConst(b, loc, rowLines)),
+                                  indexConst(b, loc, lineElements)));
+        SmallVector<Value> scoreIndex(batch);
+        scoreIndex.push_back(rowAt);
+        scoreIndex.push_back(keyAt);
+        SmallVector<Value> index;
+        for (std::optional<int64_t> source :
+             getBroadcastSources(codegen::shapeOf(arg), scoreShape))
+          index.push_back(source ? scoreIndex[*source] : zero);
+        prefetchToL2(b, loc, buffer, index,
+                     arith::AndIOp::create(
+                         b, loc, inRange,
+                         arith::CmpIOp::create(
+                             b, loc, arith::CmpIPredicate::ult, keyAt, keys)));
+      }
+    }
+  };
   Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
   Type i32 = b.getI32Type();
   Value groupBarrier = arith::AddIOp::create(
@@ -843,6 +928,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     b.setInsertionPointToStart(online.thenBlock());
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     Value first = issueScores(zero);
+    for (int64_t ahead = 0; ahead <= kPrefetchTiles; ++ahead)
+      prefetchTile(indexConst(b, loc, ahead));
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     release(zero, kKeysReleased);
     Online state{LLVM::ZeroOp::create(b, loc, outputType),
@@ -865,6 +952,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
       Value scores = issueScores(step);
       Value output = issueOutput(previous, carried[0]);
+      prefetchTile(arith::AddIOp::create(b, loc, step,
+                                         indexConst(b, loc, kPrefetchTiles)));
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
       release(step, kKeysReleased);
       Online next{output, {carried[1], carried[2]}, {carried[3], carried[4]}};

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -181,6 +182,31 @@ Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
       memref::LoadOp::create(b, loc, slot, ValueRange{zero}), last);
   emitIf(b, loc, isLast, fence);
   return isLast;
+}
+
+void codegen::prefetchToL2(OpBuilder &b, Location loc, Value buffer,
+                           ArrayRef<Value> index, Value valid) {
+  int64_t elementBytes =
+      cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value linear = metadata.getOffset();
+  for (auto [i, stride] : llvm::zip_equal(index, metadata.getStrides()))
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, i, stride));
+  Value address = arith::AddIOp::create(
+      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
+      arith::MulIOp::create(b, loc, linear, indexConst(b, loc, elementBytes)));
+  emitIf(b, loc, valid, [&] {
+    Value pointer = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)
+            .getResult());
+    NVVM::PrefetchOp::create(b, loc,
+                             NVVM::PrefetchCacheLevelAttr::get(
+                                 b.getContext(), NVVM::PrefetchCacheLevel::L2),
+                             /*evictPriority=*/nullptr, pointer,
+                             /*predicate=*/Value());
+  });
 }
 
 void codegen::store(OpBuilder &b, Location loc, Value value, Value buffer,

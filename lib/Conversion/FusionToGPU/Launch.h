@@ -97,6 +97,15 @@ Value countArrival(OpBuilder &b, Location loc, Value arrivals, Value index,
 /// become single 16-byte instructions.
 llvm::MaybeAlign vectorAlignment(Type element, int64_t width);
 
+/// Bytes a prefetch to L2 brings (a line).
+constexpr int64_t kL2LineBytes = 128;
+
+/// Asks L2 for the line holding element `index` of global `buffer` (PTX
+/// prefetch.L2: a hint, no registers, no wait) where `valid` holds, so
+/// that a load of it later finds it there.
+void prefetchToL2(OpBuilder &b, Location loc, Value buffer,
+                  ArrayRef<Value> index, Value valid);
+
 /// Stores `value` (f32 or i1, scalar or vector) into `buffer` at `index`,
 /// rounded to the buffer's element type.
 void store(OpBuilder &b, Location loc, Value value, Value buffer,
