@@ -104,11 +104,12 @@ def main(checks_only=False):
     before = cuda.load(before_path) if os.path.exists(before_path) else None
     # Candidate builds (attention_decode.variant.<label>.so: other plans or
     # strategy constants), checked and timed like the fused build.
-    variants = {os.path.basename(p)[len("attention_decode.variant."):-3]: p
-                for p in sorted(glob.glob(os.path.join(here, "attention_decode.variant.*.so")))}
+    variant_paths = {
+        os.path.basename(p)[len("attention_decode.variant."):-3]: p
+        for p in sorted(glob.glob(os.path.join(here, "attention_decode.variant.*.so")))}
     checked = {"": cuda.load(os.path.join(here, "attention_decode.fused.so"), debug=True),
-               **{label: cuda.load(p, debug=True) for label, p in variants.items()}}
-    variants = {label: cuda.load(p) for label, p in variants.items()}
+               **{label: cuda.load(p, debug=True) for label, p in variant_paths.items()}}
+    variants = {label: cuda.load(p) for label, p in variant_paths.items()}
     group = HEADS // KV_HEADS
     results, lines = {"checks": {}, "times_us": {}}, []
 
