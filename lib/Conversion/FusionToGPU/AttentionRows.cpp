@@ -3,7 +3,12 @@
 // Attention with few query rows (decoding), split over the keys: a block per
 // query row and range of keys. A key's rows of K and V are shared by a
 // group of D / 16 lanes, 16 elements each; a step of the block's loop gives
-// each group kGroupKeys adjacent keys, whose rows are loaded together. A
+// each group a few adjacent keys (getAttentionRowsStepKeys), whose rows are
+// loaded together: from global memory, or, in a staged plan, from shared
+// memory, where the block's first thread has TMA copy the step's rows of K
+// and V into a ring of stages (one mbarrier each) several steps ahead; a
+// staged block may take several query rows that read the same K and V,
+// each with the plan's threads, all reading its stages. A
 // key's score is the group's dot product (butterfly shuffles inside the
 // group), rounded as the product's type; its math (scale, mask, soft-cap)
 // is the kernel body's at that point (PointEvaluator); then the softmax runs
@@ -14,10 +19,11 @@
 // of the row folds them in range order (deterministic) and writes the row.
 // The probabilities are not rounded to the kernel's type before the product
 // with V (the op-by-op program rounds them): the difference is within the
-// type's tolerance. K and V are read once per query row.
+// type's tolerance. K and V are read once per block (of its query rows).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Hopper.h"
 #include "PointEvaluator.h"
 #include "Strategies.h"
 
@@ -38,10 +44,8 @@ using namespace mlir::fusion::codegen;
 
 namespace {
 
-/// Adjacent keys a lane group takes a step: their rows are loaded before
-/// the first is used (loads in flight), and the state is rescaled once for
-/// them.
-constexpr int64_t kGroupKeys = 4;
+/// Most keys a TMA box of a staged plan holds (a box dimension's limit).
+constexpr int64_t kMostBoxKeys = 256;
 /// Fewest keys a range has (fewer ranges where the keys are few), so that
 /// a block's fold of its warps' states is paid for by many keys.
 constexpr int64_t kMinRangeKeys = 256;
@@ -59,7 +63,14 @@ public:
       : loc(loc), kernel(kernel), plan(plan), buffers(buffers), shape(shape),
         headDim(codegen::shapeOf(shape.queries).back()),
         groupLanes(headDim / kAttentionRowsLaneElements),
-        warps(plan.getThreads() / 32), groups(warps * (32 / groupLanes)) {}
+        warps(plan.getThreads() / 32), groups(warps * (32 / groupLanes)),
+        stepKeys(getAttentionRowsStepKeys(plan.getThreads(), headDim)),
+        groupKeys(stepKeys / groups),
+        boxKeys(std::min(stepKeys, kMostBoxKeys)),
+        stages(plan.getRow() == RowStorage::staged
+                   ? getAttentionRowsStages(kernel, plan)
+                   : 0),
+        blockRows(getAttentionRowsBlockRows(kernel, plan)) {}
 
   LogicalResult emit(OpBuilder &b);
 
@@ -95,6 +106,39 @@ private:
   /// Part `part` (of a lane group) of row `row` of input `arg`, as f32.
   Value loadRow(OpBuilder &b, BlockArgument arg, ArrayRef<Value> batch,
                 Value row, Value part);
+  /// Bytes of a row of input `arg` (K or V).
+  int64_t rowBytes(BlockArgument arg) {
+    return codegen::shapeOf(arg).back() *
+           getElementTypeOrSelf(arg.getType()).getIntOrFloatBitWidth() / 8;
+  }
+  /// Bytes of a stage of a staged plan: a step's rows of K, then of V.
+  int64_t stageBytes() {
+    return stepKeys * (rowBytes(shape.keys) + rowBytes(shape.values));
+  }
+  /// A staged plan's shared memory, inside the launch: the stages and their
+  /// barriers (`full`: a stage's copies have landed), then the warps' state
+  /// slots and the arrival word (what the launch's workgroup buffers are
+  /// otherwise). All of it is dynamic shared memory: its symbol is laid out
+  /// among the static objects (MatmulWgmma.cpp says how), so that the
+  /// stages, past the symbol, must not have static buffers beside them.
+  struct Stages {
+    Value memory, base, full, slots, word;
+  };
+  Stages createStages(OpBuilder &b, Value thread, int64_t slotWords);
+  /// Dynamic shared memory bytes of a staged plan with `slotWords` words
+  /// of state slots.
+  int64_t stagedBytes(int64_t slotWords) {
+    return stages * stageBytes() + slotWords * 4 + 4 + kSwizzleAlignment;
+  }
+  /// A view of shape `viewShape` of input `arg`'s (K's or V's) rows in
+  /// stage `stage` from the step's key `firstKey` on.
+  Value stagedView(OpBuilder &b, const Stages &ring, BlockArgument arg,
+                   Value stage, int64_t firstKey, ArrayRef<int64_t> viewShape);
+  /// By one thread: TMA copies of the rows of K and V of the step whose
+  /// first key is `key0` (of batch `batchK`, `batchV`) into stage `stage`,
+  /// completing on its barrier (zeros past the batch's keys).
+  void copyStep(OpBuilder &b, const Stages &ring, Value stage, Value key0,
+                Value batchK, Value batchV);
   /// `exp(from - to)`, 0 where `from` is -inf (nothing seen yet, or every
   /// key masked: no NaN from -inf - -inf).
   Value rescale(OpBuilder &b, Value from, Value to);
@@ -114,8 +158,17 @@ private:
   const KernelBuffers &buffers;
   AttentionKernelShape shape;
   /// D (= Dv); the lanes sharing a key's rows; the warps and the lane
-  /// groups of a block.
-  int64_t headDim, groupLanes, warps, groups;
+  /// groups of a query row; the keys of a step, of a group in a step, of a TMA
+  /// box, and the stages of a staged plan (0: not staged).
+  int64_t headDim, groupLanes, warps, groups, stepKeys, groupKeys, boxKeys,
+      stages;
+  /// Query rows a block takes (the plan's threads each), all reading the
+  /// same K and V: more than one only in staged plans, whose stages they
+  /// share.
+  int64_t blockRows;
+  /// Staged plans, on the host: the tensor maps of K and V (3-D, batches
+  /// collapsed), in boxes of boxKeys rows.
+  Value mapK, mapV;
 };
 
 } // namespace
@@ -143,6 +196,81 @@ Value AttentionRows::loadRow(OpBuilder &b, BlockArgument arg,
       operandIndex(b, arg, batch, row, columnOf(b, part)),
       /*nontemporal=*/false, vectorAlignment(element, lanes));
   return extendToF32(b, loc, v);
+}
+
+AttentionRows::Stages AttentionRows::createStages(OpBuilder &b, Value thread,
+                                                  int64_t slotWords) {
+  MLIRContext *context = b.getContext();
+  Value memory = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, workgroupSpace(context)));
+  // TMA writes to aligned shared memory; the dynamic memory's base need not
+  // be (launched with kSwizzleAlignment bytes more).
+  Value symbol =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  Value alignment = indexConst(b, loc, kSwizzleAlignment);
+  Value base = arith::SubIOp::create(
+      b, loc, alignment, arith::RemUIOp::create(b, loc, symbol, alignment));
+  Value full = nvgpu::MBarrierCreateOp::create(
+      b, loc,
+      nvgpu::MBarrierGroupType::get(context, workgroupSpace(context), stages));
+  emitIf(b, loc, isThreadZero(b, loc, thread), [&] {
+    for (int64_t i = 0; i < stages; ++i)
+      nvgpu::MBarrierInitOp::create(b, loc, full, indexConst(b, loc, 1),
+                                    indexConst(b, loc, i),
+                                    /*predicate=*/Value());
+  });
+  gpu::BarrierOp::create(b, loc);
+  auto after = [&](int64_t bytes) {
+    return arith::AddIOp::create(b, loc, base, indexConst(b, loc, bytes));
+  };
+  int64_t ring = stages * stageBytes();
+  Value slots = memref::ViewOp::create(
+      b, loc, sharedTile({slotWords}, b.getF32Type()), memory, after(ring),
+      ValueRange{});
+  Value word = memref::ViewOp::create(
+      b, loc, sharedTile({1}, b.getI32Type()), memory,
+      after(ring + slotWords * 4), ValueRange{});
+  return {memory, base, full, slots, word};
+}
+
+Value AttentionRows::stagedView(OpBuilder &b, const Stages &ring,
+                                BlockArgument arg, Value stage,
+                                int64_t firstKey, ArrayRef<int64_t> viewShape) {
+  int64_t offset = (arg == shape.keys ? 0 : stepKeys * rowBytes(shape.keys)) +
+                   firstKey * rowBytes(arg);
+  Value at = arith::AddIOp::create(
+      b, loc, ring.base,
+      arith::AddIOp::create(
+          b, loc, indexConst(b, loc, offset),
+          arith::MulIOp::create(b, loc, stage,
+                                indexConst(b, loc, stageBytes()))));
+  return memref::ViewOp::create(
+      b, loc, sharedTile(viewShape, getElementTypeOrSelf(arg.getType())),
+      ring.memory, at, ValueRange{});
+}
+
+void AttentionRows::copyStep(OpBuilder &b, const Stages &ring, Value stage,
+                             Value key0, Value batchK, Value batchV) {
+  nvgpu::MBarrierArriveExpectTxOp::create(
+      b, loc, ring.full, indexConst(b, loc, stageBytes()), stage,
+      /*predicate=*/Value());
+  for (auto [arg, map, batch] : {std::tuple(shape.keys, mapK, batchK),
+                                 std::tuple(shape.values, mapV, batchV)}) {
+    int64_t columns = codegen::shapeOf(arg).back();
+    for (int64_t first = 0; first < stepKeys; first += boxKeys)
+      // Coordinates are innermost first.
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc,
+          stagedView(b, ring, arg, stage, first, {1, boxKeys, columns}),
+          ring.full, map,
+          ValueRange{indexConst(b, loc, 0),
+                     arith::AddIOp::create(b, loc, key0,
+                                           indexConst(b, loc, first)),
+                     batch},
+          stage, /*multicastMask=*/Value(), /*predicate=*/Value());
+  }
 }
 
 Value AttentionRows::rescale(OpBuilder &b, Value from, Value to) {
@@ -217,14 +345,36 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
   // so that every state starts on 32 bytes.
   int64_t partialWords = valueDim + 8;
   bool split = plan.getSplit() > 1;
-  Value blocks = arith::MulIOp::create(b, loc, rows, ranges);
+  // Blocks of blockRows rows (which divides the rows: they are the rows'
+  // innermost static axes) and a range of their keys.
+  Value rowBlocks = blockRows > 1 ? arith::DivUIOp::create(
+                                        b, loc, rows,
+                                        indexConst(b, loc, blockRows))
+                                  : rows;
+  Value blocks = arith::MulIOp::create(b, loc, rowBlocks, ranges);
   Value partials, arrivals;
   if (split) {
+    // A state per row and range; an arrival count per block of rows.
     partials = allocateScratch(
         b, loc, b.getF32Type(),
-        arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, partialWords)),
+        arith::MulIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, rows, ranges),
+            indexConst(b, loc, partialWords)),
         /*zeroed=*/false);
-    arrivals = allocateScratch(b, loc, b.getI32Type(), rows, /*zeroed=*/true);
+    arrivals =
+        allocateScratch(b, loc, b.getI32Type(), rowBlocks, /*zeroed=*/true);
+  }
+  int64_t dynamicShared = 0;
+  if (stages) {
+    // No swizzle: a lane reads its 16 elements of a row as they lie.
+    for (auto [arg, map] : {std::pair(shape.keys, &mapK),
+                            std::pair(shape.values, &mapV)})
+      *map = createTensorMap(
+          b, loc,
+          collapseBatches(b, loc, buffers.inputs[arg.getArgNumber()]),
+          {1, boxKeys, codegen::shapeOf(arg).back()},
+          nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE);
+    dynamicShared = stagedBytes(blockRows * warps * partialWords);
   }
   auto workgroup = gpu::AddressSpaceAttr::get(
       context, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -237,7 +387,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
   Value grid = arith::MaxUIOp::create(b, loc, blocks, indexConst(b, loc, 1));
 
   LogicalResult emitted = emitLaunch(
-      b, loc, kernel, grid, plan.getThreads(),
+      b, loc, kernel, grid, blockRows * plan.getThreads(),
       [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
         Type f32 = b.getF32Type();
         Value zero = indexConst(b, loc, 0);
@@ -245,33 +395,57 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
         Value rows = product(b, loc, ArrayRef<Value>(sizes).drop_back());
         Value keys = keysOf(b);
         Value ranges = rangesOf(b, keys);
-        Value inGrid =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ids.block,
-                                  arith::MulIOp::create(b, loc, rows, ranges));
+        Value rowBlocks =
+            blockRows > 1 ? arith::DivUIOp::create(
+                                b, loc, rows, indexConst(b, loc, blockRows))
+                          : rows;
+        Value inGrid = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult, ids.block,
+            arith::MulIOp::create(b, loc, rowBlocks, ranges));
         LogicalResult body = success();
         emitIf(b, loc, inGrid, [&] {
-          Value row = arith::DivUIOp::create(b, loc, ids.block, ranges);
+          Value rowBlock = arith::DivUIOp::create(b, loc, ids.block, ranges);
           Value range = arith::RemUIOp::create(b, loc, ids.block, ranges);
+          // The thread's row of the block and its place among that row's
+          // threads.
+          Value rowThreads = indexConst(b, loc, plan.getThreads());
+          Value blockRow =
+              blockRows > 1
+                  ? Value(arith::DivUIOp::create(b, loc, ids.thread, rowThreads))
+                  : zero;
+          Value thread =
+              blockRows > 1
+                  ? Value(arith::RemUIOp::create(b, loc, ids.thread, rowThreads))
+                  : ids.thread;
+          Value row =
+              blockRows > 1
+                  ? Value(arith::AddIOp::create(
+                        b, loc,
+                        arith::MulIOp::create(b, loc, rowBlock,
+                                              indexConst(b, loc, blockRows)),
+                        blockRow))
+                  : rowBlock;
           // The row's index in the output: batch axes, then the query.
           SmallVector<Value> rowIndex =
               delinearize(b, loc, row, ArrayRef<Value>(sizes).drop_back());
           ArrayRef<Value> batch = ArrayRef<Value>(rowIndex).drop_back();
           Value query = rowIndex.back();
           // Lane `part` of group `group`: groups in warp order.
-          Value group = arith::DivUIOp::create(b, loc, ids.thread,
+          Value group = arith::DivUIOp::create(b, loc, thread,
                                                indexConst(b, loc, groupLanes));
-          Value part = arith::RemUIOp::create(b, loc, ids.thread,
+          Value part = arith::RemUIOp::create(b, loc, thread,
                                               indexConst(b, loc, groupLanes));
-          // A step of the loop covers the block's next groups * kGroupKeys
-          // keys, kGroupKeys adjacent ones a group, so that every lane runs
-          // the same steps (the shuffles need the whole warp): a key past
-          // the range is read at the range's last and masked.
+          // A step of the loop covers the block's next stepKeys keys,
+          // groupKeys adjacent ones a group, so that every
+          // lane runs the same steps (the shuffles need the whole warp): a
+          // key past the range is read at the range's last (staged: where
+          // its stage holds it, zeros past the batch's keys) and masked.
           Value rangeKeys = arith::CeilDivUIOp::create(b, loc, keys, ranges);
           Value first = arith::MulIOp::create(b, loc, range, rangeKeys);
           Value end = arith::MinUIOp::create(
               b, loc, keys, arith::AddIOp::create(b, loc, first, rangeKeys));
           Value groupFirst = arith::MulIOp::create(
-              b, loc, group, indexConst(b, loc, kGroupKeys));
+              b, loc, group, indexConst(b, loc, groupKeys));
 
           Value q = loadRow(b, shape.queries, batch, query, part);
           Type scoreType =
@@ -285,30 +459,113 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                   b, loc, outVector,
                   DenseElementsAttr::get(outVector, b.getF32FloatAttr(0.0)))};
           PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 1);
-          auto loop = scf::ForOp::create(
-              b, loc, first, end, indexConst(b, loc, groups * kGroupKeys),
-              ValueRange{init.max, init.sum, init.out});
+          // Staged: the ring, and its first stages' copies under way. The
+          // loop then goes over steps (the stage and the barrier's phase
+          // follow from the step) rather than over keys.
+          Stages ring;
+          Value steps, batchK, batchV;
+          if (stages) {
+            ring = createStages(b, ids.thread, blockRows * warps * partialWords);
+            steps = arith::CeilDivUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, end, first),
+                indexConst(b, loc, stepKeys));
+            SmallVector<int64_t> out(
+                codegen::shapeOf(kernel.getResult(0)).drop_back(2));
+            auto batchOf = [&](BlockArgument arg) {
+              return collapsedBatch(b, loc, buffers.inputs[arg.getArgNumber()],
+                                    codegen::shapeOf(arg).drop_back(2), out,
+                                    batch);
+            };
+            batchK = batchOf(shape.keys);
+            batchV = batchOf(shape.values);
+            for (int64_t stage = 0; stage < stages; ++stage) {
+              Value present = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult,
+                  indexConst(b, loc, stage), steps);
+              emitIf(b, loc,
+                     arith::AndIOp::create(
+                         b, loc, isThreadZero(b, loc, ids.thread), present),
+                     [&] {
+                       copyStep(b, ring, indexConst(b, loc, stage),
+                                arith::AddIOp::create(
+                                    b, loc, first,
+                                    indexConst(b, loc, stage * stepKeys)),
+                                batchK, batchV);
+                     });
+            }
+          }
+          auto loop =
+              stages ? scf::ForOp::create(
+                           b, loc, zero, steps, indexConst(b, loc, 1),
+                           ValueRange{init.max, init.sum, init.out})
+                     : scf::ForOp::create(
+                           b, loc, first, end, indexConst(b, loc, stepKeys),
+                           ValueRange{init.max, init.sum, init.out});
           {
             OpBuilder::InsertionGuard inner(b);
             b.setInsertionPointToStart(loop.getBody());
             PointEvaluator::CacheScope scope(evaluator);
-            Value stepFirst = arith::AddIOp::create(
-                b, loc, loop.getInductionVar(), groupFirst);
+            Value step = loop.getInductionVar();
+            Value stepKey =
+                stages ? arith::AddIOp::create(
+                             b, loc, first,
+                             arith::MulIOp::create(
+                                 b, loc, step, indexConst(b, loc, stepKeys)))
+                       : step;
+            Value stepFirst =
+                arith::AddIOp::create(b, loc, stepKey, groupFirst);
             Value lastKey =
                 arith::SubIOp::create(b, loc, end, indexConst(b, loc, 1));
             // The group's keys, whether each is in the range, and their
             // rows, every load issued before the first is used.
             SmallVector<Value> js, inRange, ks, vs;
-            for (int64_t u = 0; u < kGroupKeys; ++u) {
+            for (int64_t u = 0; u < groupKeys; ++u) {
               Value j = arith::AddIOp::create(b, loc, stepFirst,
                                               indexConst(b, loc, u));
               inRange.push_back(arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::ult, j, end));
               js.push_back(arith::MinUIOp::create(b, loc, j, lastKey));
             }
-            for (Value j : js) {
-              ks.push_back(loadRow(b, shape.keys, batch, j, part));
-              vs.push_back(loadRow(b, shape.values, batch, j, part));
+            Value stage;
+            if (stages) {
+              // The step's stage, once its copies have landed (its barrier
+              // completes for the (step / stages)-th time).
+              stage = arith::RemUIOp::create(b, loc, step,
+                                             indexConst(b, loc, stages));
+              Value round = arith::DivUIOp::create(
+                  b, loc, step, indexConst(b, loc, stages));
+              waitForPhase(
+                  b, loc, ring.full, stage,
+                  arith::TruncIOp::create(
+                      b, loc, b.getI1Type(),
+                      arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                   round)));
+              for (int64_t u = 0; u < groupKeys; ++u) {
+                Value key = arith::AddIOp::create(b, loc, groupFirst,
+                                                  indexConst(b, loc, u));
+                for (auto [arg, rows] : {std::pair(shape.keys, &ks),
+                                         std::pair(shape.values, &vs)}) {
+                  Value tile = stagedView(
+                      b, ring, arg, stage, 0,
+                      {stepKeys, codegen::shapeOf(arg).back()});
+                  Type element = getElementTypeOrSelf(arg.getType());
+                  rows->push_back(extendToF32(
+                      b, loc,
+                      vector::LoadOp::create(
+                          b, loc,
+                          VectorType::get({kAttentionRowsLaneElements},
+                                          element),
+                          tile, ValueRange{key, columnOf(b, part)},
+                          /*nontemporal=*/false,
+                          vectorAlignment(element,
+                                          kAttentionRowsLaneElements))));
+                }
+              }
+            } else {
+              for (Value j : js) {
+                ks.push_back(loadRow(b, shape.keys, batch, j, part));
+                vs.push_back(loadRow(b, shape.values, batch, j, part));
+              }
             }
             // The step's scores: the group's dot products, rounded as the
             // product's type, then the kernel body's math at (row, key).
@@ -360,6 +617,27 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                   vector::BroadcastOp::create(b, loc, outVector, weight), v,
                   out);
             }
+            if (stages) {
+              // Every lane is done with the stage: the first thread has it
+              // filled with the step `stages` ahead, if any.
+              gpu::BarrierOp::create(b, loc);
+              Value next = arith::AddIOp::create(
+                  b, loc, step, indexConst(b, loc, stages));
+              emitIf(b, loc,
+                     arith::AndIOp::create(
+                         b, loc, isThreadZero(b, loc, ids.thread),
+                         arith::CmpIOp::create(
+                             b, loc, arith::CmpIPredicate::ult, next, steps)),
+                     [&] {
+                       copyStep(b, ring, stage,
+                                arith::AddIOp::create(
+                                    b, loc, first,
+                                    arith::MulIOp::create(
+                                        b, loc, next,
+                                        indexConst(b, loc, stepKeys))),
+                                batchK, batchV);
+                     });
+            }
             scf::YieldOp::create(b, loc, ValueRange{max, sum, out});
           }
           if (failed(body))
@@ -371,10 +649,16 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           // warps' states meet in shared memory, on 32-byte boundaries.
           for (int64_t offset = groupLanes; offset < 32; offset *= 2)
             mine = combine(b, mine, shuffleXor(b, mine, offset));
-          Value warp = arith::DivUIOp::create(b, loc, ids.thread,
+          Value warp = arith::DivUIOp::create(b, loc, thread,
                                               indexConst(b, loc, 32));
-          Value slots = ids.shared[0];
+          Value slots = stages ? ring.slots : Value(ids.shared[0]);
+          // Warp `w` of the row's slot: the block's rows one after another.
           auto slot = [&](Value w, int64_t word) {
+            if (blockRows > 1)
+              w = arith::AddIOp::create(
+                  b, loc, w,
+                  arith::MulIOp::create(b, loc, blockRow,
+                                        indexConst(b, loc, warps)));
             return arith::AddIOp::create(
                 b, loc,
                 arith::MulIOp::create(b, loc, w,
@@ -440,7 +724,13 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           b.setInsertionPoint(splitIf.thenBlock()->getTerminator());
           // This range's state to the workspace; the row's last block folds
           // the ranges in order.
-          Value base = arith::MulIOp::create(b, loc, ids.block,
+          Value state =
+              blockRows > 1
+                  ? Value(arith::AddIOp::create(
+                        b, loc, arith::MulIOp::create(b, loc, row, ranges),
+                        range))
+                  : ids.block;
+          Value base = arith::MulIOp::create(b, loc, state,
                                              indexConst(b, loc, partialWords));
           emitIf(b, loc, firstGroup, [&] {
             vector::StoreOp::create(
@@ -462,7 +752,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
               b, loc, b.getI32Type(),
               arith::SubIOp::create(b, loc, ranges, indexConst(b, loc, 1)));
           Value isLast = countArrival(
-              b, loc, arrivals, row, ids.shared[1],
+              b, loc, arrivals, rowBlock,
+              stages ? ring.word : Value(ids.shared[1]),
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                     ids.thread, zero),
               last);
@@ -495,7 +786,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
         });
         return body;
       },
-      sharedTypes);
+      stages ? SmallVector<Type>{} : sharedTypes, /*clusterBlocks=*/0,
+      dynamicShared);
   if (split) {
     releaseScratch(b, loc, partials);
     releaseScratch(b, loc, arrivals);

@@ -253,39 +253,14 @@ private:
 } // namespace
 
 Value AttentionTiles::asBatches(OpBuilder &b, BlockArgument arg) const {
-  Value buffer = inputBuffer(arg);
-  auto type = cast<MemRefType>(buffer.getType());
-  int64_t rank = type.getRank();
-  if (rank == 2) {
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
-    for (int64_t d = 0; d < 2; ++d)
-      sizes.push_back(memref::DimOp::create(b, loc, buffer, d).getResult());
-    SmallVector<int64_t> shape3 = {1, type.getDimSize(0), type.getDimSize(1)};
-    return memref::ExpandShapeOp::create(
-        b, loc, MemRefType::get(shape3, type.getElementType()), buffer,
-        ArrayRef<ReassociationIndices>{{0, 1}, {2}}, sizes);
-  }
-  ReassociationIndices batch;
-  for (int64_t d = 0; d < rank - 2; ++d)
-    batch.push_back(d);
-  return memref::CollapseShapeOp::create(
-      b, loc, buffer,
-      ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
+  return collapseBatches(b, loc, inputBuffer(arg));
 }
 
 Value AttentionTiles::batchOf(OpBuilder &b, BlockArgument arg,
                               ArrayRef<Value> batch) const {
-  ArrayRef<int64_t> out = shapeOf(KernelOp(kernel).getResult(0));
-  Value buffer = inputBuffer(arg);
-  Value flat = indexConst(b, loc, 0);
-  for (auto [d, source] : llvm::enumerate(
-           getBroadcastSources(shapeOf(arg).drop_back(2), out.drop_back(2)))) {
-    Value size = memref::DimOp::create(b, loc, buffer, d);
-    flat = arith::MulIOp::create(b, loc, flat, size);
-    if (source)
-      flat = arith::AddIOp::create(b, loc, flat, batch[*source]);
-  }
-  return flat;
+  return collapsedBatch(b, loc, inputBuffer(arg), shapeOf(arg).drop_back(2),
+                        shapeOf(KernelOp(kernel).getResult(0)).drop_back(2),
+                        batch);
 }
 
 SmallVector<BlockArgument> AttentionTiles::perScoreInputs() {

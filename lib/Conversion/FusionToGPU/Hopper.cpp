@@ -23,21 +23,19 @@ MemRefType codegen::sharedTile(ArrayRef<int64_t> shape, Type element) {
                          workgroupSpace(element.getContext()));
 }
 
-/// A tensor map of boxes of `box` elements, 128-byte swizzled, zeros past
-/// the tensor's edges.
-nvgpu::TensorMapDescriptorType codegen::tensorMapType(ArrayRef<int64_t> box,
-                                                      Type element) {
+nvgpu::TensorMapDescriptorType
+codegen::tensorMapType(ArrayRef<int64_t> box, Type element,
+                       nvgpu::TensorMapSwizzleKind swizzle) {
   return nvgpu::TensorMapDescriptorType::get(
-      element.getContext(), sharedTile(box, element),
-      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      element.getContext(), sharedTile(box, element), swizzle,
       nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
 }
 
-/// The tensor map of `buffer` (a matrix in global memory) in boxes of `box`.
 Value codegen::createTensorMap(OpBuilder &b, Location loc, Value buffer,
-                               ArrayRef<int64_t> box) {
+                               ArrayRef<int64_t> box,
+                               nvgpu::TensorMapSwizzleKind swizzle) {
   auto type = cast<MemRefType>(buffer.getType());
   Value unranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(type.getElementType(), Attribute{}),
@@ -46,7 +44,42 @@ Value codegen::createTensorMap(OpBuilder &b, Location loc, Value buffer,
   for (int64_t size : box)
     boxSizes.push_back(indexConst(b, loc, size));
   return nvgpu::TmaCreateDescriptorOp::create(
-      b, loc, tensorMapType(box, type.getElementType()), unranked, boxSizes);
+      b, loc, tensorMapType(box, type.getElementType(), swizzle), unranked,
+      boxSizes);
+}
+
+Value codegen::collapseBatches(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2) {
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+    for (int64_t d = 0; d < 2; ++d)
+      sizes.push_back(memref::DimOp::create(b, loc, buffer, d).getResult());
+    SmallVector<int64_t> shape3 = {1, type.getDimSize(0), type.getDimSize(1)};
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get(shape3, type.getElementType()), buffer,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}}, sizes);
+  }
+  ReassociationIndices batch;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    batch.push_back(d);
+  return memref::CollapseShapeOp::create(
+      b, loc, buffer,
+      ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
+}
+
+Value codegen::collapsedBatch(OpBuilder &b, Location loc, Value buffer,
+                              ArrayRef<int64_t> operand, ArrayRef<int64_t> out,
+                              ArrayRef<Value> batch) {
+  Value flat = indexConst(b, loc, 0);
+  for (auto [d, source] :
+       llvm::enumerate(getBroadcastSources(operand, out))) {
+    Value size = memref::DimOp::create(b, loc, buffer, d);
+    flat = arith::MulIOp::create(b, loc, flat, size);
+    if (source)
+      flat = arith::AddIOp::create(b, loc, flat, batch[*source]);
+  }
+  return flat;
 }
 
 /// The shared-memory address of barrier `id` of `group`, for the NVVM

@@ -26,15 +26,31 @@ Attribute workgroupSpace(MLIRContext *context);
 /// A memref of `shape` in shared memory.
 MemRefType sharedTile(ArrayRef<int64_t> shape, Type element);
 
-/// A tensor map of boxes of `box` elements, 128-byte swizzled, zeros past
-/// the tensor's edges.
-nvgpu::TensorMapDescriptorType tensorMapType(ArrayRef<int64_t> box,
-                                             Type element);
+/// A tensor map of boxes of `box` elements, `swizzle`d (128-byte by
+/// default), zeros past the tensor's edges.
+nvgpu::TensorMapDescriptorType
+tensorMapType(ArrayRef<int64_t> box, Type element,
+              nvgpu::TensorMapSwizzleKind swizzle =
+                  nvgpu::TensorMapSwizzleKind::SWIZZLE_128B);
 
 /// On the host: the tensor map of `buffer` (in global memory) in boxes of
 /// `box`.
 Value createTensorMap(OpBuilder &b, Location loc, Value buffer,
-                      ArrayRef<int64_t> box);
+                      ArrayRef<int64_t> box,
+                      nvgpu::TensorMapSwizzleKind swizzle =
+                          nvgpu::TensorMapSwizzleKind::SWIZZLE_128B);
+
+/// `buffer` (`[batch..., rows, columns]` in global memory) as `[batches,
+/// rows, columns]`: a 3-D tensor map of it fills zeros past each batch's
+/// rows.
+Value collapseBatches(OpBuilder &b, Location loc, Value buffer);
+
+/// The batch of `buffer` (an operand of shape `operand`) in its
+/// collapseBatches form that the output batch `batch` (a multi-index over
+/// the output's batch axes `out`) reads: its broadcast axes at 0.
+Value collapsedBatch(OpBuilder &b, Location loc, Value buffer,
+                     ArrayRef<int64_t> operand, ArrayRef<int64_t> out,
+                     ArrayRef<Value> batch);
 
 /// The shared-memory address of barrier `id` of `group`, for the NVVM
 /// operations nvgpu has no form of.

@@ -1,4 +1,6 @@
 // RUN: fusion-opt %s --split-input-file --fusion-kernels-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
+// RUN: %if ptxas %{ fusion-opt %s --split-input-file --fusion-to-nvvm=format=bin | FileCheck %s --check-prefix=CUBIN %}
 
 // attention_rows: a block of 128 threads here (the plan's) per query row and
 // range of keys (at most 8 ranges here: the plan's split). A key's rows of
@@ -54,4 +56,88 @@ func.func @decode(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: te
     fusion.yield %o : tensor<2x4x1x128xbf16>
   }
   return %0 : tensor<2x4x1x128xbf16>
+}
+
+// -----
+
+// A staged plan (sm_90): on the host a tensor map of K and one of V, 3-D
+// (batches collapsed, zeros past each batch's keys) in boxes of a step's
+// 64 keys, not swizzled. In the block (no workgroup buffers: all of its
+// shared memory is dynamic, 3 stages of 32 KB, the 4 warps' states and the
+// arrival word, 1 KB of alignment slack) the first thread fills the 3
+// stages (a barrier each, 32 KB expected), then the loop over steps waits
+// for its stage, reads the group's 4 keys' rows of K and V there, and once
+// every lane is done (a block barrier) refills the stage 3 steps ahead.
+// CHECK-LABEL: func.func @decode_staged
+// CHECK-COUNT-2: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %c64{{.*}}, %c128{{.*}}] : memref<*xbf16> -> <tensor = memref<1x64x128xbf16, #gpu.address_space<workgroup>>, swizzle = none
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
+// CHECK-SAME: dynamic_shared_memory_size %c101508_i32
+// CHECK-NOT: workgroup(
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK-COUNT-3: nvgpu.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: memref.view {{.+}} to memref<544xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.+}} to memref<1xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-3: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c32768
+// CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<64x128xbf16, #gpu.address_space<workgroup>>, vector<16xbf16>
+// CHECK-NOT: memref<2x4x?x128xbf16>, vector<16xbf16>
+// CHECK-COUNT-5: math.exp
+// CHECK: gpu.barrier
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c32768
+// CHECK-COUNT-2: nvgpu.tma.async.load
+// CHECK: scf.yield
+// CHECK-NOT: fusion.
+// The staged kernel is plain sm_90 (TMA without wgmma), and ptxas takes it.
+// PTX: llvm.call @mgpuTensorMapEncodeTiledMemref(
+// PTX: gpu.binary @decode_staged_k0_module [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// PTX-SAME: .target sm_90
+// PTX-SAME: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-SAME: mbarrier.try_wait.parity
+// PTX-SAME: ld.shared.v4
+// CUBIN: gpu.binary @decode_staged_k0_module
+// CUBIN-SAME: bin = "\7FELF
+func.func @decode_staged(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  %0 = fusion.kernel attention "decode_staged_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  ^bb0(%a: tensor<2x4x1x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x128xbf16> -> tensor<2x4x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x1x128xbf16>, tensor<2x4x128x?xbf16>) -> tensor<2x4x1x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x1x?xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16>
+    fusion.yield %o : tensor<2x4x1x128xbf16>
+  }
+  return %0 : tensor<2x4x1x128xbf16>
+}
+
+// -----
+
+// A staged plan whose rows share K and V (the 4 query heads of a group): a
+// block takes the 4 rows, 128 threads each (512), all reading its stages
+// (steps of 128 keys at D = 64); a state slot per row and warp (16 x 72
+// floats); with 2 ranges, a state per row and range in the workspace and
+// an arrival count per block of rows (8 rows of 4 -> 2 counts).
+// CHECK-LABEL: func.func @decode_grouped_staged
+// CHECK: gpu.alloc async [%{{.+}}] (%{{.+}}) : memref<?xf32>
+// CHECK: gpu.alloc async [%{{.+}}] (%{{.+}}) : memref<?xi32>
+// CHECK-COUNT-2: nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = none
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
+// CHECK: memref.view {{.+}} to memref<1152xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-3: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c32768
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, vector<16xbf16>
+// CHECK: memref.atomic_rmw addi
+func.func @decode_grouped_staged(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x1x?x64xbf16>, %v: tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16> {
+  %0 = fusion.kernel attention "decode_grouped_staged_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 1, split = 2, passes = [1, 1, 1]>} : (tensor<2x2x4x1x64xbf16>, tensor<2x2x1x?x64xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16> {
+  ^bb0(%a: tensor<2x2x4x1x64xbf16>, %b: tensor<2x2x1x?x64xbf16>, %c: tensor<2x2x1x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 2, 4, 3] : tensor<2x2x1x?x64xbf16> -> tensor<2x2x1x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x2x4x1x64xbf16>, tensor<2x2x1x64x?xbf16>) -> tensor<2x2x4x1x?xbf16>
+    %p = fusion.softmax %s axis = 4 : tensor<2x2x4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x2x4x1x?xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16>
+    fusion.yield %o : tensor<2x2x4x1x64xbf16>
+  }
+  return %0 : tensor<2x2x4x1x64xbf16>
 }

@@ -160,6 +160,23 @@ func.func @attention_rows_stored_kt(%q: tensor<4x1x64xbf16>, %kt: tensor<4x64x?x
 
 // -----
 
+// A staged plan needs at least two steps of K's and V's rows in shared
+// memory (plan-kernels-invalid-sm80.mlir: and TMA).
+func.func @attention_rows_staged_too_wide(%q: tensor<4x1x128xf32>, %k: tensor<4x?x128xf32>, %v: tensor<4x?x128xf32>) -> tensor<4x1x128xf32> {
+  // expected-error @+1 {{plan does not fit: fewer than two steps of K's and V's rows fit 204800 bytes of shared memory (fewer threads take fewer keys a step)}}
+  %0 = fusion.kernel attention (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = staged, cluster = 1, passes = [1, 1, 1]>} : (tensor<4x1x128xf32>, tensor<4x?x128xf32>, tensor<4x?x128xf32>) -> tensor<4x1x128xf32> {
+  ^bb0(%a: tensor<4x1x128xf32>, %b: tensor<4x?x128xf32>, %c: tensor<4x?x128xf32>):
+    %kt = fusion.transpose %b permutation = [0, 2, 1] : tensor<4x?x128xf32> -> tensor<4x128x?xf32>
+    %s = fusion.matmul %a, %kt : (tensor<4x1x128xf32>, tensor<4x128x?xf32>) -> tensor<4x1x?xf32>
+    %p = fusion.softmax %s axis = 2 : tensor<4x1x?xf32>
+    %o = fusion.matmul %p, %c : (tensor<4x1x?xf32>, tensor<4x?x128xf32>) -> tensor<4x1x128xf32>
+    fusion.yield %o : tensor<4x1x128xf32>
+  }
+  return %0 : tensor<4x1x128xf32>
+}
+
+// -----
+
 func.func @attention_rows_part_warp(%q: tensor<4x1x64xbf16>, %k: tensor<4x?x64xbf16>, %v: tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16> {
   // expected-error @+1 {{plan does not fit: an attention_rows plan has whole warps of threads (at most 1024) and vectors of 16}}
   %0 = fusion.kernel attention (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 100, vector = 16, row = none, cluster = 1, split = 4, passes = [1, 1, 1]>} : (tensor<4x1x64xbf16>, tensor<4x?x64xbf16>, tensor<4x?x64xbf16>) -> tensor<4x1x64xbf16> {

@@ -657,12 +657,15 @@ func.func @prologue_transposed(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) ->
 }
 
 // Attention kernels: with few query rows and K stored by rows,
-// attention_rows (8 rows here: 16 ranges, about a block of 512 threads a
-// multiprocessor);
+// attention_rows (8 rows here: 16 ranges; on sm_90 K and V staged through
+// shared memory by TMA in blocks of 128 threads, before it in registers by
+// blocks of 512, 13 ranges for the A100's 108 multiprocessors);
 // with many, bf16 or f16, on sm_90, attention_tiles; otherwise no GPU
 // strategy: per_element, and the remark says why.
 // CHECK-LABEL: func @attention_decode
-// CHECK: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 1, split = 16, passes = [1, 1, 1]>
+// CHECK: plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 1, split = 16, passes = [1, 1, 1]>
+// SM80-LABEL: func @attention_decode
+// SM80: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 1, split = 13, passes = [1, 1, 1]>
 func.func @attention_decode(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x1x64xbf16> {
   %0 = fusion.kernel attention (%q, %k, %v) : (tensor<2x4x1x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x1x64xbf16> {
   ^bb0(%a: tensor<2x4x1x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
@@ -673,6 +676,23 @@ func.func @attention_decode(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x?x64xbf16>
     fusion.yield %o : tensor<2x4x1x64xbf16>
   }
   return %0 : tensor<2x4x1x64xbf16>
+}
+
+// Grouped query heads (K and V broadcast over the 4 heads of a group):
+// rows sharing K and V keep the register plan on sm_90 too (16 rows: 8
+// ranges).
+// CHECK-LABEL: func @attention_decode_grouped
+// CHECK: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 1, split = 8, passes = [1, 1, 1]>
+func.func @attention_decode_grouped(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x1x?x64xbf16>, %v: tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16> {
+  %0 = fusion.kernel attention (%q, %k, %v) : (tensor<2x2x4x1x64xbf16>, tensor<2x2x1x?x64xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16> {
+  ^bb0(%a: tensor<2x2x4x1x64xbf16>, %b: tensor<2x2x1x?x64xbf16>, %c: tensor<2x2x1x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 2, 4, 3] : tensor<2x2x1x?x64xbf16> -> tensor<2x2x1x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x2x4x1x64xbf16>, tensor<2x2x1x64x?xbf16>) -> tensor<2x2x4x1x?xbf16>
+    %p = fusion.softmax %s axis = 4 : tensor<2x2x4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x2x4x1x?xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16>
+    fusion.yield %o : tensor<2x2x4x1x64xbf16>
+  }
+  return %0 : tensor<2x2x4x1x64xbf16>
 }
 
 // CHECK-LABEL: func @attention_prefill

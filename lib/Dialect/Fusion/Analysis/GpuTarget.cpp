@@ -25,5 +25,6 @@ FailureOr<GpuTarget> GpuTarget::fromChip(StringRef chip) {
     target.multiprocessors = 108;
   // wgmma exists only in sm_90a: not in later families' PTX.
   target.warpgroupMma = number == 90;
+  target.tensorCopies = number >= 90;
   return target;
 }

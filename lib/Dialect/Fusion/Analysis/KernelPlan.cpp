@@ -735,6 +735,99 @@ std::string fusion::whyNotAttentionRows(KernelOp kernel) {
   return "";
 }
 
+/// Adjacent keys a lane group of attention_rows takes a step.
+static constexpr int64_t kAttentionRowsGroupKeys = 4;
+
+int64_t fusion::getAttentionRowsStepKeys(int64_t threads, int64_t head) {
+  return threads / (head / kAttentionRowsLaneElements) *
+         kAttentionRowsGroupKeys;
+}
+
+int64_t fusion::getAttentionRowsStages(KernelOp kernel, KernelPlanAttr plan) {
+  std::string why;
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (failed(shape))
+    return 0;
+  int64_t head = shapeOf(shape->queries).back();
+  int64_t bytes = 0;
+  for (Value rows : {Value(shape->keys), Value(shape->values)})
+    bytes += shapeOf(rows).back() *
+             getElementTypeOrSelf(rows.getType()).getIntOrFloatBitWidth() / 8;
+  int64_t stepBytes = std::max<int64_t>(
+      1, getAttentionRowsStepKeys(plan.getThreads(), head) * bytes);
+  int64_t steps = kAttentionRowsStagedBytes / stepBytes;
+  if (steps < 2)
+    steps = kAttentionRowsStagedBytesAlone / stepBytes;
+  return std::min(kAttentionRowsMaxStages, steps);
+}
+
+int64_t fusion::getAttentionSharedRows(KernelOp kernel) {
+  std::string why;
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (failed(shape))
+    return 1;
+  ArrayRef<int64_t> out = shapeOf(kernel.getResult(0));
+  int64_t rows = out[out.size() - 2];
+  if (ShapedType::isDynamic(rows))
+    return 1;
+  ArrayRef<int64_t> batch = out.drop_back(2);
+  // An output batch axis K or V reads at index 0 (broadcast), innermost
+  // first, while every axis inside it is one too.
+  auto broadcast = [&](BlockArgument arg) {
+    SmallVector<bool> read(batch.size(), false);
+    for (std::optional<int64_t> source :
+         getBroadcastSources(shapeOf(arg).drop_back(2), batch))
+      if (source)
+        read[*source] = true;
+    return read;
+  };
+  SmallVector<bool> readK = broadcast(shape->keys),
+                    readV = broadcast(shape->values);
+  for (int64_t d = batch.size() - 1; d >= 0; --d) {
+    if (batch[d] == 1)
+      continue;
+    if (readK[d] || readV[d] || ShapedType::isDynamic(batch[d]))
+      break;
+    rows *= batch[d];
+  }
+  return rows;
+}
+
+int64_t fusion::getAttentionRowsBlockRows(KernelOp kernel,
+                                          KernelPlanAttr plan) {
+  if (plan.getRow() != RowStorage::staged)
+    return 1;
+  int64_t shared = getAttentionSharedRows(kernel);
+  int64_t rows = std::max<int64_t>(1, 1024 / plan.getThreads());
+  while (shared % rows != 0)
+    --rows;
+  return rows;
+}
+
+/// Why an attention_rows kernel cannot stage its rows of K and V through
+/// shared memory under `plan` on `target` (empty when it can).
+static std::string whyNotStagedAttentionRows(KernelOp kernel,
+                                             KernelPlanAttr plan,
+                                             const GpuTarget &target) {
+  if (!target.tensorCopies)
+    return "staged rows need TMA, sm_90 or later (" + target.chip +
+           " has none)";
+  std::string why;
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (failed(shape))
+    return why;
+  for (Value rows : {Value(shape->keys), Value(shape->values)}) {
+    Type element = getElementTypeOrSelf(rows.getType());
+    if (!element.isBF16() && !element.isF16() && !element.isF32())
+      return "staged rows of K and V are bf16, f16 or f32";
+  }
+  if (getAttentionRowsStages(kernel, plan) < 2)
+    return "fewer than two steps of K's and V's rows fit " +
+           std::to_string(kAttentionRowsStagedBytesAlone) +
+           " bytes of shared memory (fewer threads take fewer keys a step)";
+  return "";
+}
+
 std::string fusion::whyNotAttentionTiles(KernelOp kernel,
                                          const GpuTarget &target) {
   if (!target.warpgroupMma)
@@ -1314,6 +1407,18 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
         std::clamp<int64_t>(kAttentionRowsBlocksPerMultiprocessor *
                                 options.target.multiprocessors / rows,
                             1, kAttentionRowsMaxRanges);
+    // Staged through shared memory where the chip has TMA and no rows
+    // share K and V. (Rows that do, grouped query heads, read them through
+    // L2 from adjacent blocks of the register plan: staged blocks of the
+    // rows sharing them measured no faster, their softmax and soft-cap
+    // math the bound; H200, 2026-12-02, results.md.)
+    auto staged = KernelPlanAttr::get(
+        context, KernelStrategy::attention_rows, kAttentionRowsStagedThreads,
+        kAttentionRowsLaneElements, RowStorage::staged, /*cluster=*/1, once,
+        ranges);
+    if (getAttentionSharedRows(kernel) == 1 &&
+        whyNotStagedAttentionRows(kernel, staged, options.target).empty())
+      return staged;
     return KernelPlanAttr::get(context, KernelStrategy::attention_rows,
                                kAttentionRowsThreads,
                                kAttentionRowsLaneElements, RowStorage::none,
@@ -1488,10 +1593,14 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
       return message;
     // Any whole number of warps: the strategy folds the warps' states.
     if (plan.getThreads() % 32 != 0 || plan.getThreads() > 1024 ||
-        plan.getVector() != kAttentionRowsLaneElements)
+        plan.getVector() != kAttentionRowsLaneElements) {
       os << "an attention_rows plan has whole warps of threads (at most "
             "1024) and vectors of "
          << kAttentionRowsLaneElements;
+      return message;
+    }
+    if (plan.getRow() == RowStorage::staged)
+      return whyNotStagedAttentionRows(kernel, plan, target);
     return message;
   }
   case KernelStrategy::attention_tiles: {

@@ -29,6 +29,9 @@ struct GpuTarget {
   /// Warpgroup MMA (wgmma) and TMA: sm_90, whose kernels using them are
   /// built for sm_90a (the architecture-specific variant that has them).
   bool warpgroupMma = true;
+  /// TMA: tensor copies from global into shared memory by the copy engine,
+  /// completing on mbarriers (sm_90 and later).
+  bool tensorCopies = true;
 
   /// The target of `chip` (`sm_<major><minor>`, optionally with an `a`
   /// suffix); failure for anything else.

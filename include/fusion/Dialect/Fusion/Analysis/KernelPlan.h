@@ -285,6 +285,37 @@ constexpr int64_t kAttentionRowsLaneElements = 16;
 constexpr int64_t kAttentionRowsBlocksPerMultiprocessor = 1;
 /// Most ranges the keys of a query row are cut into (`split`).
 constexpr int64_t kAttentionRowsMaxRanges = 256;
+/// Staged plans (`row = staged`): TMA copies each step's rows of K and V
+/// into one of a ring of shared-memory stages, at most this many, and the
+/// lanes read their rows there. The ring takes at most
+/// kAttentionRowsStagedBytes where two or more steps fit (two blocks share
+/// a multiprocessor), else at most kAttentionRowsStagedBytesAlone (one
+/// block a multiprocessor).
+constexpr int64_t kAttentionRowsMaxStages = 4;
+constexpr int64_t kAttentionRowsStagedBytes = 96 * 1024;
+constexpr int64_t kAttentionRowsStagedBytesAlone = 200 * 1024;
+/// A staged plan's blocks: 4 warps, each step 64 keys (32 KB of K and V
+/// at D = 128 in bf16, 3 stages).
+constexpr int64_t kAttentionRowsStagedThreads = 128;
+/// Keys of one step of an attention_rows block of `threads` threads with
+/// head size `head`: a group of head / 16 lanes takes a few adjacent keys a
+/// step (loaded before the first is used, the group's state rescaled once
+/// for them).
+int64_t getAttentionRowsStepKeys(int64_t threads, int64_t head);
+/// Consecutive query rows of attention kernel `kernel` (rows of its output
+/// in order) that read the same rows of K and V: its queries (Sq) times its
+/// innermost batch axes, of static sizes, that K and V broadcast over (the
+/// query heads of a group); 1 where it has no attention structure.
+int64_t getAttentionSharedRows(KernelOp kernel);
+/// The query rows a block of a staged attention_rows `plan` takes, each
+/// with the plan's `threads` and all reading the block's stages: the most
+/// of the rows sharing K and V (a divisor of their count) that fit 1024
+/// threads; 1 for other plans.
+int64_t getAttentionRowsBlockRows(KernelOp kernel, KernelPlanAttr plan);
+/// The stages of a staged attention_rows `plan` for `kernel`: as many steps
+/// of K's and V's rows as fit the ring's bytes (above), at most
+/// kAttentionRowsMaxStages; 0 where `kernel` is no attention kernel.
+int64_t getAttentionRowsStages(KernelOp kernel, KernelPlanAttr plan);
 
 /// Why the `attention_rows` strategy cannot run `kernel`; empty when it
 /// can: an attention kernel whose K is stored `[..., Sk, D]` (transposed in

@@ -106,10 +106,11 @@ def Fusion_KernelStrategy : I32EnumAttr<"KernelStrategy",
 }
 
 def Fusion_RowStorage : I32EnumAttr<"RowStorage",
-    "where a row kernel keeps its row between passes", [
+    "where a kernel keeps the rows it reads", [
       I32EnumAttrCase<"none", 0>,
       I32EnumAttrCase<"registers", 1>,
-      I32EnumAttrCase<"streamed", 2>]> {
+      I32EnumAttrCase<"streamed", 2>,
+      I32EnumAttrCase<"staged", 3>]> {
   let cppNamespace = "::mlir::fusion";
   let genSpecializedAttr = 0;
 }
@@ -147,14 +148,20 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       rows, on sm_90 tensor cores: a block per 128 query rows, K and V
       tiles of 128 keys through TMA, the scores and the online softmax in
       registers).
-    - `threads`: threads per block.
+    - `threads`: threads per block (for a staged `attention_rows` plan, per
+      query row: a block takes as many of the rows reading the same K and V
+      as fit 1024 threads).
     - `vector`: elements per vector access along the innermost dimension
       (for a row of dynamic length: where its length is a multiple of it
       at run time, else single elements; for `attention_rows`, the elements
       of a row of Q, K or V each lane holds, 16; for `attention_tiles`, 2:
       the pairs of scores a lane holds).
     - `row`: where a row kernel keeps its row between passes (`registers`:
-      loaded once; `streamed`: every pass reads it again); `none` otherwise.
+      loaded once; `streamed`: every pass reads it again); for
+      `attention_rows`, how the rows of K and V reach the lanes (`staged`:
+      TMA copies each step's rows into a pipeline of shared-memory stages,
+      sm_90 and later; `none`: each lane loads its share from global
+      memory); `none` otherwise.
     - `cluster`: blocks per row (`cluster_rows`), else 1.
     - `split`: blocks sharing each output's reduction (`columns`,
       `split_reduction`), each over its own range of elements, the last
