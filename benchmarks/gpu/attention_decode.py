@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Decode attention on the GPU machine (attention_rows: a block per query
-row and range of keys, the softmax online): MODULE compiled into the bundle
+row and range of keys, the softmax online) for 8 sequences (`decode`), one
+sequence (`decode_one`: 32 query rows, fewer than the multiprocessors, so
+keys are cut into ranges) and grouped heads with a soft-cap and a padding
+mask (`decode_gqa_softcap`): MODULE compiled into the bundle
 as attention_decode.fused.so (attention kernels) and
 attention_decode.unfused.so (an op per kernel); candidate builds
 attention_decode.variant.<label>.so, where present, are checked and timed
@@ -26,21 +29,29 @@ import os
 import sys
 
 BATCH, HEADS, KV_HEADS, DIM = 8, 32, 8, 128
+# One sequence (decode_one): fewer query rows (32) than multiprocessors,
+# so the plan cuts each row's keys into ranges.
+ONE = 1
 SCALE = DIM ** -0.5
 CAP = 30.0
 
-MODULE = f"""
-func.func @decode(%q: tensor<{BATCH}x{HEADS}x1x{DIM}xbf16>, %k: tensor<{BATCH}x{HEADS}x?x{DIM}xbf16>, %v: tensor<{BATCH}x{HEADS}x?x{DIM}xbf16>) -> tensor<{BATCH}x{HEADS}x1x{DIM}xbf16> {{
-  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<{BATCH}x{HEADS}x?x{DIM}xbf16> -> tensor<{BATCH}x{HEADS}x{DIM}x?xbf16>
-  %s = fusion.matmul %q, %kt : (tensor<{BATCH}x{HEADS}x1x{DIM}xbf16>, tensor<{BATCH}x{HEADS}x{DIM}x?xbf16>) -> tensor<{BATCH}x{HEADS}x1x?xbf16>
+
+def _decode(name, batch):
+    return f"""
+func.func @{name}(%q: tensor<{batch}x{HEADS}x1x{DIM}xbf16>, %k: tensor<{batch}x{HEADS}x?x{DIM}xbf16>, %v: tensor<{batch}x{HEADS}x?x{DIM}xbf16>) -> tensor<{batch}x{HEADS}x1x{DIM}xbf16> {{
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<{batch}x{HEADS}x?x{DIM}xbf16> -> tensor<{batch}x{HEADS}x{DIM}x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<{batch}x{HEADS}x1x{DIM}xbf16>, tensor<{batch}x{HEADS}x{DIM}x?xbf16>) -> tensor<{batch}x{HEADS}x1x?xbf16>
   %c = fusion.constant dense<{SCALE}> : tensor<f32>
-  %sf = fusion.convert %s : tensor<{BATCH}x{HEADS}x1x?xbf16> to tensor<{BATCH}x{HEADS}x1x?xf32>
-  %t = fusion.mul %sf, %c : (tensor<{BATCH}x{HEADS}x1x?xf32>, tensor<f32>) -> tensor<{BATCH}x{HEADS}x1x?xf32>
-  %tb = fusion.convert %t : tensor<{BATCH}x{HEADS}x1x?xf32> to tensor<{BATCH}x{HEADS}x1x?xbf16>
-  %p = fusion.softmax %tb axis = 3 : tensor<{BATCH}x{HEADS}x1x?xbf16>
-  %o = fusion.matmul %p, %v : (tensor<{BATCH}x{HEADS}x1x?xbf16>, tensor<{BATCH}x{HEADS}x?x{DIM}xbf16>) -> tensor<{BATCH}x{HEADS}x1x{DIM}xbf16>
-  return %o : tensor<{BATCH}x{HEADS}x1x{DIM}xbf16>
-}}
+  %sf = fusion.convert %s : tensor<{batch}x{HEADS}x1x?xbf16> to tensor<{batch}x{HEADS}x1x?xf32>
+  %t = fusion.mul %sf, %c : (tensor<{batch}x{HEADS}x1x?xf32>, tensor<f32>) -> tensor<{batch}x{HEADS}x1x?xf32>
+  %tb = fusion.convert %t : tensor<{batch}x{HEADS}x1x?xf32> to tensor<{batch}x{HEADS}x1x?xbf16>
+  %p = fusion.softmax %tb axis = 3 : tensor<{batch}x{HEADS}x1x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<{batch}x{HEADS}x1x?xbf16>, tensor<{batch}x{HEADS}x?x{DIM}xbf16>) -> tensor<{batch}x{HEADS}x1x{DIM}xbf16>
+  return %o : tensor<{batch}x{HEADS}x1x{DIM}xbf16>
+}}"""
+
+
+MODULE = _decode("decode", BATCH) + _decode("decode_one", ONE) + f"""
 func.func @decode_gqa_softcap(%q: tensor<{BATCH}x{KV_HEADS}x{HEADS // KV_HEADS}x1x{DIM}xbf16>, %k: tensor<{BATCH}x{KV_HEADS}x1x?x{DIM}xbf16>, %v: tensor<{BATCH}x{KV_HEADS}x1x?x{DIM}xbf16>, %mask: tensor<{BATCH}x1x1x1x?xf32>) -> tensor<{BATCH}x{KV_HEADS}x{HEADS // KV_HEADS}x1x{DIM}xbf16> {{
   %kt = fusion.transpose %k permutation = [0, 1, 2, 4, 3] : tensor<{BATCH}x{KV_HEADS}x1x?x{DIM}xbf16> -> tensor<{BATCH}x{KV_HEADS}x1x{DIM}x?xbf16>
   %s = fusion.matmul %q, %kt : (tensor<{BATCH}x{KV_HEADS}x{HEADS // KV_HEADS}x1x{DIM}xbf16>, tensor<{BATCH}x{KV_HEADS}x1x{DIM}x?xbf16>) -> tensor<{BATCH}x{KV_HEADS}x{HEADS // KV_HEADS}x1x?xbf16>
@@ -85,6 +96,7 @@ def finish(title, results, lines):
           f"{failed} failed")
     sys.exit(1 if failed else 0)
 CHECK_LENGTHS = (1, 7, 33, 1000, 4097, 16384)
+PROGRAMS = ("decode", "decode_one", "decode_gqa_softcap")
 BENCH_LENGTHS = (1024, 4096, 16384)
 
 
@@ -117,9 +129,10 @@ def main(checks_only=False):
         g = torch.Generator(device="cuda").manual_seed(seed)
         def rand(*shape):
             return torch.randn(*shape, device="cuda", generator=g).bfloat16()
-        if name == "decode":
-            return (rand(BATCH, HEADS, 1, DIM), rand(BATCH, HEADS, length, DIM),
-                    rand(BATCH, HEADS, length, DIM))
+        if name in ("decode", "decode_one"):
+            batch = BATCH if name == "decode" else ONE
+            return (rand(batch, HEADS, 1, DIM), rand(batch, HEADS, length, DIM),
+                    rand(batch, HEADS, length, DIM))
         # Padding: each sequence's keys past its own length masked (at
         # least one key kept).
         lengths = torch.randint(1, length + 1, (BATCH,), device="cuda", generator=g)
@@ -130,7 +143,7 @@ def main(checks_only=False):
 
     def reference(name, q, k, v, mask=None):
         s = q.double() @ k.double().transpose(-1, -2) * SCALE
-        if name != "decode":
+        if name == "decode_gqa_softcap":
             s = torch.tanh(s / CAP) * CAP + mask.double()
         return torch.softmax(s, -1) @ v.double()
 
@@ -139,7 +152,7 @@ def main(checks_only=False):
         lines.append(f"{'ok  ' if ok else 'FAIL'} {name:44} {detail}")
 
     for label, library in checked.items():
-        for name in ("decode", "decode_gqa_softcap"):
+        for name in PROGRAMS:
             for length in CHECK_LENGTHS:
                 for seed in (1, 2):
                     args = inputs(name, length, 1000 * length + seed)
@@ -170,13 +183,15 @@ def main(checks_only=False):
         s = torch.tanh(s / CAP) * CAP + mask
         return torch.softmax(s, -1).bfloat16() @ v
 
-    compiled = {"decode": torch.compile(eager_decode), "decode_gqa_softcap": torch.compile(eager_softcap)}
-    eager = {"decode": eager_decode, "decode_gqa_softcap": eager_softcap}
+    compiled = {"decode": torch.compile(eager_decode), "decode_one": torch.compile(eager_decode),
+                "decode_gqa_softcap": torch.compile(eager_softcap)}
+    eager = {"decode": eager_decode, "decode_one": eager_decode,
+             "decode_gqa_softcap": eager_softcap}
 
     def median_us(f):
         return triton.testing.do_bench(f, return_mode="median") * 1e3
 
-    for name in ("decode", "decode_gqa_softcap"):
+    for name in PROGRAMS:
         for length in BENCH_LENGTHS:
             args = inputs(name, length, 7)
             q, k, v = args[:3]
@@ -192,7 +207,7 @@ def main(checks_only=False):
                 "eager": median_us(lambda: eager[name](*args)),
                 "torch.compile": median_us(lambda: compiled[name](*args)),
             }
-            if name == "decode":
+            if name != "decode_gqa_softcap":
                 row["sdpa"] = median_us(lambda: sdpa(q, k, v))
             else:
                 # SDPA has no soft-cap: its grouped-head attention with the

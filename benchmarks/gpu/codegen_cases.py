@@ -9,7 +9,12 @@ rows too long for a cluster); rows of
 dynamic length (streamed, sizes 0 and 1 included) and a row reduction fed
 by a slice; constants that are not splats, and constants returned;
 positions (fusion.iota) in a row kernel's causal mask, returned alone (a
-kernel with no inputs) and in elementwise math.
+kernel with no inputs) and in elementwise math; decode attention
+(attention_rows) at the head sizes, types and masks the benchmark's
+decode programs do not have (K and V staged through shared memory on
+sm_90: D = 32 in f32, 64 in f16 with an additive mask, 256 in bf16, few
+rows so that keys are cut into ranges), and with 4 query rows a sequence
+(rows sharing K and V: the register plan).
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
 `reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
@@ -171,6 +176,13 @@ SHAPES = {
     "add_empty_inner": [[(6, 0), (6, 0)]],
     "mean_all": [[(300, 77)], [(1, 77)]],
     "column_dynamic": [[(0, 33), (33,)], [(1, 33), (33,)], [(5000, 33), (33,)]],
+    # Keys: one, fewer than a step, a stage's worth and a bit, several
+    # ranges of several steps.
+    "decode_d32_f32": [[(2, 3, 1, 32), (2, 3, n, 32), (2, 3, n, 32)] for n in (1, 5, 257, 3001)],
+    "decode_d64_f16_mask": [[(3, 5, 1, 64), (3, 5, n, 64), (3, 5, n, 64), (3, 1, 1, n)]
+                            for n in (1, 7, 129, 5000)],
+    "decode_d256_bf16": [[(2, 2, 1, 256), (2, 2, n, 256), (2, 2, n, 256)] for n in (1, 33, 1000)],
+    "decode_queries4": [[(2, 3, 4, 64), (2, 3, n, 64), (2, 3, n, 64)] for n in (1, 300)],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -180,8 +192,30 @@ MISMATCHES = {
 }
 
 
+def _decode(name, batch, heads, queries, head, element, mask=False):
+    """Decode attention `softmax(q k^T [+ mask]) v` with a dynamic number of
+    keys (the mask, when asked, additive and broadcast over heads)."""
+    q = f"tensor<{batch}x{heads}x{queries}x{head}x{element}>"
+    kv = f"tensor<{batch}x{heads}x?x{head}x{element}>"
+    kt = f"tensor<{batch}x{heads}x{head}x?x{element}>"
+    s = f"tensor<{batch}x{heads}x{queries}x?x{element}>"
+    m = f"tensor<{batch}x1x1x?x{element}>"
+    masked = (f"  %sm = fusion.add %s, %m : ({s}, {m}) -> {s}\n" if mask else "")
+    return f"""func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}{f", %m: {m}" if mask else ""}) -> {q} {{
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {kv} -> {kt}
+  %s = fusion.matmul %q, %kt : ({q}, {kt}) -> {s}
+{masked}  %p = fusion.softmax {"%sm" if mask else "%s"} axis = 3 : {s}
+  %o = fusion.matmul %p, %v : ({s}, {kv}) -> {q}
+  return %o : {q}
+}}
+"""
+
+
 def module():
-    return MODULE
+    return (MODULE + _decode("decode_d32_f32", 2, 3, 1, 32, "f32")
+            + _decode("decode_d64_f16_mask", 3, 5, 1, 64, "f16", mask=True)
+            + _decode("decode_d256_bf16", 2, 2, 1, 256, "bf16")
+            + _decode("decode_queries4", 2, 3, 4, 64, "bf16"))
 
 
 def reference(name, *xs):
@@ -218,6 +252,9 @@ def reference(name, *xs):
         return (x[0].sum(0), x[0].amax(0))
     if name == "softmax_dynamic":
         return (torch.softmax(x[0], -1),)
+    if name.startswith("decode_"):
+        s = x[0] @ x[1].transpose(-1, -2) + (x[3] if len(x) > 3 else 0)
+        return (torch.softmax(s, -1) @ x[2],)
     if name == "rmsnorm_dynamic_bf16":
         return (x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + 1e-6) * x[1],)
     if name == "mean_dynamic":

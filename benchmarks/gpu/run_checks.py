@@ -70,6 +70,12 @@ def inputs_for(fn, name, rows=None, shapes=None):
         xs.append(x)
     if name == "adamw":
         xs[3] = xs[3].abs()
+    if name.startswith("decode_"):
+        # Queries scaled by 1 / sqrt(D), as attention scales its scores:
+        # unscaled scores of 256 terms in [-4, 4] (std about 21) rounded to
+        # bf16, as the program's product rounds them, miss the bf16
+        # tolerance against float64 fused and op by op alike (2026-12-02).
+        xs[0] = xs[0] / xs[0].shape[-1] ** 0.5
     if name == "mean_all":
         # A mean of values that cancel is ill-conditioned: its relative
         # error is not bounded by the rounding of its terms (a mean over
