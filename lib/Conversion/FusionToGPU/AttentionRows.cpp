@@ -65,8 +65,7 @@ public:
         groupLanes(headDim / kAttentionRowsLaneElements),
         warps(plan.getThreads() / 32), groups(warps * (32 / groupLanes)),
         stepKeys(getAttentionRowsStepKeys(plan.getThreads(), headDim)),
-        groupKeys(stepKeys / groups),
-        boxKeys(std::min(stepKeys, kMostBoxKeys)),
+        groupKeys(stepKeys / groups), boxKeys(std::min(stepKeys, kMostBoxKeys)),
         stages(plan.getRow() == RowStorage::staged
                    ? getAttentionRowsStages(kernel, plan)
                    : 0),
@@ -158,8 +157,8 @@ private:
   const KernelBuffers &buffers;
   AttentionKernelShape shape;
   /// D (= Dv); the lanes sharing a key's rows; the warps and the lane
-  /// groups of a query row; the keys of a step, of a group in a step, of a TMA
-  /// box, and the stages of a staged plan (0: not staged).
+  /// groups of a query row; the keys of a step, of a group in a step, of a
+  /// TMA box; and the stages of a staged plan (0: not staged).
   int64_t headDim, groupLanes, warps, groups, stepKeys, groupKeys, boxKeys,
       stages;
   /// Query rows a block takes (the plan's threads each), all reading the
@@ -207,8 +206,7 @@ AttentionRows::Stages AttentionRows::createStages(OpBuilder &b, Value thread,
                       MemRefLayoutAttrInterface{}, workgroupSpace(context)));
   // TMA writes to aligned shared memory; the dynamic memory's base need not
   // be (launched with kSwizzleAlignment bytes more).
-  Value symbol =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  Value symbol = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
   Value alignment = indexConst(b, loc, kSwizzleAlignment);
   Value base = arith::SubIOp::create(
       b, loc, alignment, arith::RemUIOp::create(b, loc, symbol, alignment));
@@ -226,12 +224,12 @@ AttentionRows::Stages AttentionRows::createStages(OpBuilder &b, Value thread,
     return arith::AddIOp::create(b, loc, base, indexConst(b, loc, bytes));
   };
   int64_t ring = stages * stageBytes();
-  Value slots = memref::ViewOp::create(
-      b, loc, sharedTile({slotWords}, b.getF32Type()), memory, after(ring),
-      ValueRange{});
-  Value word = memref::ViewOp::create(
-      b, loc, sharedTile({1}, b.getI32Type()), memory,
-      after(ring + slotWords * 4), ValueRange{});
+  Value slots =
+      memref::ViewOp::create(b, loc, sharedTile({slotWords}, b.getF32Type()),
+                             memory, after(ring), ValueRange{});
+  Value word =
+      memref::ViewOp::create(b, loc, sharedTile({1}, b.getI32Type()), memory,
+                             after(ring + slotWords * 4), ValueRange{});
   return {memory, base, full, slots, word};
 }
 
@@ -262,13 +260,12 @@ void AttentionRows::copyStep(OpBuilder &b, const Stages &ring, Value stage,
     for (int64_t first = 0; first < stepKeys; first += boxKeys)
       // Coordinates are innermost first.
       nvgpu::TmaAsyncLoadOp::create(
-          b, loc,
-          stagedView(b, ring, arg, stage, first, {1, boxKeys, columns}),
+          b, loc, stagedView(b, ring, arg, stage, first, {1, boxKeys, columns}),
           ring.full, map,
-          ValueRange{indexConst(b, loc, 0),
-                     arith::AddIOp::create(b, loc, key0,
-                                           indexConst(b, loc, first)),
-                     batch},
+          ValueRange{
+              indexConst(b, loc, 0),
+              arith::AddIOp::create(b, loc, key0, indexConst(b, loc, first)),
+              batch},
           stage, /*multicastMask=*/Value(), /*predicate=*/Value());
   }
 }
@@ -347,31 +344,30 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
   bool split = plan.getSplit() > 1;
   // Blocks of blockRows rows (which divides the rows: they are the rows'
   // innermost static axes) and a range of their keys.
-  Value rowBlocks = blockRows > 1 ? arith::DivUIOp::create(
-                                        b, loc, rows,
-                                        indexConst(b, loc, blockRows))
-                                  : rows;
+  Value rowBlocks =
+      blockRows > 1
+          ? arith::DivUIOp::create(b, loc, rows, indexConst(b, loc, blockRows))
+          : rows;
   Value blocks = arith::MulIOp::create(b, loc, rowBlocks, ranges);
   Value partials, arrivals;
   if (split) {
     // A state per row and range; an arrival count per block of rows.
-    partials = allocateScratch(
-        b, loc, b.getF32Type(),
-        arith::MulIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, rows, ranges),
-            indexConst(b, loc, partialWords)),
-        /*zeroed=*/false);
+    partials =
+        allocateScratch(b, loc, b.getF32Type(),
+                        arith::MulIOp::create(
+                            b, loc, arith::MulIOp::create(b, loc, rows, ranges),
+                            indexConst(b, loc, partialWords)),
+                        /*zeroed=*/false);
     arrivals =
         allocateScratch(b, loc, b.getI32Type(), rowBlocks, /*zeroed=*/true);
   }
   int64_t dynamicShared = 0;
   if (stages) {
     // No swizzle: a lane reads its 16 elements of a row as they lie.
-    for (auto [arg, map] : {std::pair(shape.keys, &mapK),
-                            std::pair(shape.values, &mapV)})
+    for (auto [arg, map] :
+         {std::pair(shape.keys, &mapK), std::pair(shape.values, &mapV)})
       *map = createTensorMap(
-          b, loc,
-          collapseBatches(b, loc, buffers.inputs[arg.getArgNumber()]),
+          b, loc, collapseBatches(b, loc, buffers.inputs[arg.getArgNumber()]),
           {1, boxKeys, codegen::shapeOf(arg).back()},
           nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE);
     dynamicShared = stagedBytes(blockRows * warps * partialWords);
@@ -395,10 +391,10 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
         Value rows = product(b, loc, ArrayRef<Value>(sizes).drop_back());
         Value keys = keysOf(b);
         Value ranges = rangesOf(b, keys);
-        Value rowBlocks =
-            blockRows > 1 ? arith::DivUIOp::create(
-                                b, loc, rows, indexConst(b, loc, blockRows))
-                          : rows;
+        Value rowBlocks = blockRows > 1
+                              ? arith::DivUIOp::create(
+                                    b, loc, rows, indexConst(b, loc, blockRows))
+                              : rows;
         Value inGrid = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::ult, ids.block,
             arith::MulIOp::create(b, loc, rowBlocks, ranges));
@@ -409,14 +405,12 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           // The thread's row of the block and its place among that row's
           // threads.
           Value rowThreads = indexConst(b, loc, plan.getThreads());
-          Value blockRow =
-              blockRows > 1
-                  ? Value(arith::DivUIOp::create(b, loc, ids.thread, rowThreads))
-                  : zero;
-          Value thread =
-              blockRows > 1
-                  ? Value(arith::RemUIOp::create(b, loc, ids.thread, rowThreads))
-                  : ids.thread;
+          Value blockRow = blockRows > 1 ? Value(arith::DivUIOp::create(
+                                               b, loc, ids.thread, rowThreads))
+                                         : zero;
+          Value thread = blockRows > 1 ? Value(arith::RemUIOp::create(
+                                             b, loc, ids.thread, rowThreads))
+                                       : ids.thread;
           Value row =
               blockRows > 1
                   ? Value(arith::AddIOp::create(
@@ -436,10 +430,10 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           Value part = arith::RemUIOp::create(b, loc, thread,
                                               indexConst(b, loc, groupLanes));
           // A step of the loop covers the block's next stepKeys keys,
-          // groupKeys adjacent ones a group, so that every
-          // lane runs the same steps (the shuffles need the whole warp): a
-          // key past the range is read at the range's last (staged: where
-          // its stage holds it, zeros past the batch's keys) and masked.
+          // groupKeys adjacent ones a group, so that every lane runs the
+          // same steps (the shuffles need the whole warp): a key past the
+          // range is read at the range's last (staged: where its stage
+          // holds it, zeros past the batch's keys) and masked.
           Value rangeKeys = arith::CeilDivUIOp::create(b, loc, keys, ranges);
           Value first = arith::MulIOp::create(b, loc, range, rangeKeys);
           Value end = arith::MinUIOp::create(
@@ -465,7 +459,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           Stages ring;
           Value steps, batchK, batchV;
           if (stages) {
-            ring = createStages(b, ids.thread, blockRows * warps * partialWords);
+            ring =
+                createStages(b, ids.thread, blockRows * warps * partialWords);
             steps = arith::CeilDivUIOp::create(
                 b, loc, arith::SubIOp::create(b, loc, end, first),
                 indexConst(b, loc, stepKeys));
@@ -479,9 +474,9 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
             batchK = batchOf(shape.keys);
             batchV = batchOf(shape.values);
             for (int64_t stage = 0; stage < stages; ++stage) {
-              Value present = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::ult,
-                  indexConst(b, loc, stage), steps);
+              Value present =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        indexConst(b, loc, stage), steps);
               emitIf(b, loc,
                      arith::AndIOp::create(
                          b, loc, isThreadZero(b, loc, ids.thread), present),
@@ -495,12 +490,13 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
             }
           }
           auto loop =
-              stages ? scf::ForOp::create(
-                           b, loc, zero, steps, indexConst(b, loc, 1),
-                           ValueRange{init.max, init.sum, init.out})
-                     : scf::ForOp::create(
-                           b, loc, first, end, indexConst(b, loc, stepKeys),
-                           ValueRange{init.max, init.sum, init.out});
+              stages
+                  ? scf::ForOp::create(b, loc, zero, steps,
+                                       indexConst(b, loc, 1),
+                                       ValueRange{init.max, init.sum, init.out})
+                  : scf::ForOp::create(
+                        b, loc, first, end, indexConst(b, loc, stepKeys),
+                        ValueRange{init.max, init.sum, init.out});
           {
             OpBuilder::InsertionGuard inner(b);
             b.setInsertionPointToStart(loop.getBody());
@@ -532,22 +528,21 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
               // completes for the (step / stages)-th time).
               stage = arith::RemUIOp::create(b, loc, step,
                                              indexConst(b, loc, stages));
-              Value round = arith::DivUIOp::create(
-                  b, loc, step, indexConst(b, loc, stages));
+              Value round = arith::DivUIOp::create(b, loc, step,
+                                                   indexConst(b, loc, stages));
               waitForPhase(
                   b, loc, ring.full, stage,
-                  arith::TruncIOp::create(
-                      b, loc, b.getI1Type(),
-                      arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
-                                                   round)));
+                  arith::TruncIOp::create(b, loc, b.getI1Type(),
+                                          arith::IndexCastUIOp::create(
+                                              b, loc, b.getI64Type(), round)));
               for (int64_t u = 0; u < groupKeys; ++u) {
                 Value key = arith::AddIOp::create(b, loc, groupFirst,
                                                   indexConst(b, loc, u));
                 for (auto [arg, rows] : {std::pair(shape.keys, &ks),
                                          std::pair(shape.values, &vs)}) {
-                  Value tile = stagedView(
-                      b, ring, arg, stage, 0,
-                      {stepKeys, codegen::shapeOf(arg).back()});
+                  Value tile =
+                      stagedView(b, ring, arg, stage, 0,
+                                 {stepKeys, codegen::shapeOf(arg).back()});
                   Type element = getElementTypeOrSelf(arg.getType());
                   rows->push_back(extendToF32(
                       b, loc,
@@ -621,21 +616,21 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
               // Every lane is done with the stage: the first thread has it
               // filled with the step `stages` ahead, if any.
               gpu::BarrierOp::create(b, loc);
-              Value next = arith::AddIOp::create(
-                  b, loc, step, indexConst(b, loc, stages));
+              Value next = arith::AddIOp::create(b, loc, step,
+                                                 indexConst(b, loc, stages));
               emitIf(b, loc,
                      arith::AndIOp::create(
                          b, loc, isThreadZero(b, loc, ids.thread),
                          arith::CmpIOp::create(
                              b, loc, arith::CmpIPredicate::ult, next, steps)),
                      [&] {
-                       copyStep(b, ring, stage,
-                                arith::AddIOp::create(
-                                    b, loc, first,
-                                    arith::MulIOp::create(
-                                        b, loc, next,
-                                        indexConst(b, loc, stepKeys))),
-                                batchK, batchV);
+                       copyStep(
+                           b, ring, stage,
+                           arith::AddIOp::create(
+                               b, loc, first,
+                               arith::MulIOp::create(
+                                   b, loc, next, indexConst(b, loc, stepKeys))),
+                           batchK, batchV);
                      });
             }
             scf::YieldOp::create(b, loc, ValueRange{max, sum, out});
@@ -649,8 +644,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           // warps' states meet in shared memory, on 32-byte boundaries.
           for (int64_t offset = groupLanes; offset < 32; offset *= 2)
             mine = combine(b, mine, shuffleXor(b, mine, offset));
-          Value warp = arith::DivUIOp::create(b, loc, thread,
-                                              indexConst(b, loc, 32));
+          Value warp =
+              arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
           Value slots = stages ? ring.slots : Value(ids.shared[0]);
           // Warp `w` of the row's slot: the block's rows one after another.
           auto slot = [&](Value w, int64_t word) {

@@ -72,8 +72,7 @@ Value codegen::collapsedBatch(OpBuilder &b, Location loc, Value buffer,
                               ArrayRef<int64_t> operand, ArrayRef<int64_t> out,
                               ArrayRef<Value> batch) {
   Value flat = indexConst(b, loc, 0);
-  for (auto [d, source] :
-       llvm::enumerate(getBroadcastSources(operand, out))) {
+  for (auto [d, source] : llvm::enumerate(getBroadcastSources(operand, out))) {
     Value size = memref::DimOp::create(b, loc, buffer, d);
     flat = arith::MulIOp::create(b, loc, flat, size);
     if (source)

@@ -80,8 +80,7 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      strategy == KernelStrategy::cluster_rows;
   bool rowStorage = row == RowStorage::registers || row == RowStorage::streamed;
   if (rowStrategy != rowStorage ||
-      (row == RowStorage::staged &&
-       strategy != KernelStrategy::attention_rows))
+      (row == RowStorage::staged && strategy != KernelStrategy::attention_rows))
     return emitError() << "a plan's row is registers or streamed for rows and "
                           "cluster_rows, none or staged for attention_rows, "
                           "none otherwise";
