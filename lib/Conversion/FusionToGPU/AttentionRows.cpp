@@ -200,16 +200,9 @@ Value AttentionRows::loadRow(OpBuilder &b, BlockArgument arg,
 AttentionRows::Stages AttentionRows::createStages(OpBuilder &b, Value thread,
                                                   int64_t slotWords) {
   MLIRContext *context = b.getContext();
-  Value memory = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, workgroupSpace(context)));
-  // TMA writes to aligned shared memory; the dynamic memory's base need not
-  // be (launched with kSwizzleAlignment bytes more).
-  Value symbol = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
-  Value alignment = indexConst(b, loc, kSwizzleAlignment);
-  Value base = arith::SubIOp::create(
-      b, loc, alignment, arith::RemUIOp::create(b, loc, symbol, alignment));
+  // TMA writes to aligned shared memory, past the static objects.
+  DynamicShared shared = alignedDynamicShared(b, loc);
+  Value memory = shared.memory, base = shared.base;
   Value full = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context), stages));

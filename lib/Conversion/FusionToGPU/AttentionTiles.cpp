@@ -352,16 +352,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   }
 
   // Shared memory: the tiles from the first swizzle boundary past the
-  // dynamic shared memory's symbol (MatmulWgmma.cpp says why), and the
+  // dynamic shared memory's symbol (alignedDynamicShared says why), and the
   // barriers.
-  Value shared = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, workgroupSpace(context)));
-  Value symbol = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
-  Value alignment = indexConst(b, loc, kSwizzleAlignment);
-  Value base = arith::SubIOp::create(
-      b, loc, alignment, arith::RemUIOp::create(b, loc, symbol, alignment));
+  DynamicShared dynamic = alignedDynamicShared(b, loc);
+  Value shared = dynamic.memory, symbol = dynamic.symbol, base = dynamic.base;
   // The shared address of byte `offset` of the layout, and a view there.
   auto addressOf = [&](Value offset) {
     return arith::AddIOp::create(

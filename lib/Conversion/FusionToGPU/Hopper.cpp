@@ -18,6 +18,20 @@ Attribute codegen::workgroupSpace(MLIRContext *context) {
       context, gpu::GPUDialect::getWorkgroupAddressSpace());
 }
 
+codegen::DynamicShared codegen::alignedDynamicShared(OpBuilder &b,
+                                                     Location loc) {
+  Value memory = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{},
+                      workgroupSpace(b.getContext())));
+  Value symbol = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  Value alignment = indexConst(b, loc, kSwizzleAlignment);
+  Value base = arith::SubIOp::create(
+      b, loc, alignment, arith::RemUIOp::create(b, loc, symbol, alignment));
+  return {memory, symbol, base};
+}
+
 MemRefType codegen::sharedTile(ArrayRef<int64_t> shape, Type element) {
   return MemRefType::get(shape, element, MemRefLayoutAttrInterface{},
                          workgroupSpace(element.getContext()));

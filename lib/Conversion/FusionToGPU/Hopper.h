@@ -20,6 +20,19 @@ namespace mlir::fusion::codegen {
 /// boundary, which the dynamic shared memory's base need not be on.
 constexpr int64_t kSwizzleAlignment = 1024;
 
+/// A launch's dynamic shared memory (bytes) and, as an offset into it,
+/// its first kSwizzleAlignment boundary strictly past the memory's symbol:
+/// the symbol is lowered to a one-byte static variable (NVPTX demotes the
+/// zero-size global), laid out among the kernel's static shared objects
+/// (mbarriers) right after it, so tiles start at `base`, past those objects
+/// (tens of bytes), inside the kSwizzleAlignment bytes of slack the launch
+/// asks for beyond its layout. (Starting on the symbol itself put a stage
+/// over the mbarriers: compute-sanitizer racecheck, 2026-12-01.)
+struct DynamicShared {
+  Value memory, symbol, base;
+};
+DynamicShared alignedDynamicShared(OpBuilder &b, Location loc);
+
 /// The GPU's workgroup (shared) address space.
 Attribute workgroupSpace(MLIRContext *context);
 

@@ -823,22 +823,11 @@ Pipeline TileLaunch::createPipeline(OpBuilder &b) const {
   pipe.element = element;
   pipe.mapA = mapA;
   pipe.mapsB = mapsB;
-  pipe.shared = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, workgroupSpace(context)));
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, pipe.shared);
-  // The dynamic shared memory's symbol is lowered to a one-byte static
-  // variable (NVPTX demotes the zero-size global), laid out among the
-  // kernel's static shared objects, the stages' mbarriers right after it:
-  // the stages start on the first swizzle boundary strictly past the
-  // symbol, past those objects (tens of bytes), inside the launch's 1 KiB
-  // of slack. (Starting on the symbol itself put the first stage over the
-  // mbarriers: compute-sanitizer racecheck, 2026-12-01.)
-  Value alignment = indexConst(b, loc, kSwizzleAlignment);
-  pipe.base = arith::SubIOp::create(
-      b, loc, alignment, arith::RemUIOp::create(b, loc, address, alignment));
+  // The stages from the first swizzle boundary past the dynamic shared
+  // memory's symbol (alignedDynamicShared says why).
+  DynamicShared shared = alignedDynamicShared(b, loc);
+  pipe.shared = shared.memory;
+  pipe.base = shared.base;
   pipe.barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
