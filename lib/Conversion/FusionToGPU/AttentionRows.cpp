@@ -118,7 +118,7 @@ private:
   /// barriers (`full`: a stage's copies have landed), then the warps' state
   /// slots and the arrival word (what the launch's workgroup buffers are
   /// otherwise). All of it is dynamic shared memory: its symbol is laid out
-  /// among the static objects (MatmulWgmma.cpp says how), so that the
+  /// among the static objects (alignedDynamicShared says how), so that the
   /// stages, past the symbol, must not have static buffers beside them.
   struct Stages {
     Value memory, base, full, slots, word;
