@@ -14,9 +14,12 @@
 // is the kernel body's at that point (PointEvaluator); then the softmax runs
 // online: a running maximum m, sum l and output o, rescaled once a step to
 // the maximum over the step's keys. The groups of a warp fold their
-// (m, l, o) by shuffles, the warps' meet in shared memory; with several
-// ranges every block writes its (m, l, o) to a workspace and the last block
-// of the row folds them in range order (deterministic) and writes the row.
+// (m, l, o) by shuffles, the warps' meet in shared memory. A row's ranges
+// are the blocks of a cluster (`cluster`), whose first block folds every
+// block's warps' states through distributed shared memory, or (`split`)
+// blocks that write their (m, l, o) to a workspace, the last block of the
+// row folding them; both fold in range order (deterministic) and write the
+// row.
 // The probabilities are not rounded to the kernel's type before the product
 // with V (the op-by-op program rounds them): the difference is within the
 // type's tolerance. K and V are read once per block (of its query rows).
@@ -31,6 +34,7 @@
 #include "fusion/Dialect/Fusion/Analysis/KernelPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -69,14 +73,18 @@ public:
         stages(plan.getRow() == RowStorage::staged
                    ? getAttentionRowsStages(kernel, plan)
                    : 0),
+        clusterBlocks(plan.getCluster()),
         blockRows(getAttentionRowsBlockRows(kernel, plan)) {}
 
   LogicalResult emit(OpBuilder &b);
 
 private:
-  /// Ranges a row's keys are cut into at run time: the plan's split, or
-  /// fewer where the keys are few (at least one).
+  /// Ranges a row's keys are cut into at run time: the blocks of the
+  /// plan's cluster, or its split, fewer where the keys are few (at least
+  /// one).
   Value rangesOf(OpBuilder &b, Value keys) {
+    if (clusterBlocks > 1)
+      return indexConst(b, loc, clusterBlocks);
     Value wanted = arith::CeilDivUIOp::create(
         b, loc, keys, indexConst(b, loc, kMinRangeKeys));
     return arith::MaxUIOp::create(
@@ -143,6 +151,11 @@ private:
   Value rescale(OpBuilder &b, Value from, Value to);
   /// The online state after also seeing `other` (both over disjoint keys).
   Online combine(OpBuilder &b, const Online &a, const Online &other);
+  /// The state at word `base` of another block's state slots (`slots`, a
+  /// pointer to distributed shared memory), this lane's part of its output
+  /// at word `base + outAt`.
+  Online readClusterState(OpBuilder &b, Value slots, Value base, Value outAt,
+                          llvm::MaybeAlign alignment);
   /// The state of the lane `offset` lanes away (butterfly), element by
   /// element.
   Online shuffleXor(OpBuilder &b, const Online &state, int32_t offset);
@@ -161,6 +174,8 @@ private:
   /// TMA box; and the stages of a staged plan (0: not staged).
   int64_t headDim, groupLanes, warps, groups, stepKeys, groupKeys, boxKeys,
       stages;
+  /// Blocks of a cluster, the ranges of a row (1: no cluster).
+  int64_t clusterBlocks;
   /// Query rows a block takes (the plan's threads each), all reading the
   /// same K and V: more than one only in staged plans, whose stages they
   /// share.
@@ -291,6 +306,24 @@ Online AttentionRows::combine(OpBuilder &b, const Online &a,
   return {max, sum, out};
 }
 
+Online AttentionRows::readClusterState(OpBuilder &b, Value slots, Value base,
+                                      Value outAt, llvm::MaybeAlign alignment) {
+  Type f32 = b.getF32Type();
+  auto at = [&](Value word) -> Value {
+    Value index = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, word));
+    return LLVM::GEPOp::create(b, loc, slots.getType(), f32, slots,
+                               ArrayRef<LLVM::GEPArg>{index});
+  };
+  auto load = [&](Type type, Value word, unsigned align) -> Value {
+    return LLVM::LoadOp::create(b, loc, type, at(word), align);
+  };
+  return {load(f32, indexConst(b, loc, headDim), 4),
+          load(f32, indexConst(b, loc, headDim + 1), 4),
+          load(VectorType::get({kAttentionRowsLaneElements}, f32), outAt,
+               alignment ? alignment->value() : 4)};
+}
+
 Online AttentionRows::shuffleXor(OpBuilder &b, const Online &state,
                                  int32_t offset) {
   auto shuffle = [&](Value v) {
@@ -364,6 +397,10 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           {1, boxKeys, codegen::shapeOf(arg).back()},
           nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE);
     dynamicShared = stagedBytes(blockRows * warps * partialWords);
+  } else if (clusterBlocks > 1) {
+    // A launch in clusters has no workgroup buffers: the warps' state slots
+    // are dynamic shared memory.
+    dynamicShared = warps * partialWords * 4;
   }
   auto workgroup = gpu::AddressSpaceAttr::get(
       context, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -372,8 +409,9 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                       MemRefLayoutAttrInterface{}, workgroup),
       MemRefType::get({1}, b.getI32Type(), MemRefLayoutAttrInterface{},
                       workgroup)};
-  // At least one block (no rows: it has nothing to do).
-  Value grid = arith::MaxUIOp::create(b, loc, blocks, indexConst(b, loc, 1));
+  // At least one block, or cluster (no rows: it has nothing to do).
+  Value grid = arith::MaxUIOp::create(b, loc, blocks,
+                                      indexConst(b, loc, clusterBlocks));
 
   LogicalResult emitted = emitLaunch(
       b, loc, kernel, grid, blockRows * plan.getThreads(),
@@ -429,6 +467,10 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           // holds it, zeros past the batch's keys) and masked.
           Value rangeKeys = arith::CeilDivUIOp::create(b, loc, keys, ranges);
           Value first = arith::MulIOp::create(b, loc, range, rangeKeys);
+          // A cluster's last ranges may start past the keys (few keys):
+          // they are empty.
+          if (clusterBlocks > 1)
+            first = arith::MinUIOp::create(b, loc, first, keys);
           Value end = arith::MinUIOp::create(
               b, loc, keys, arith::AddIOp::create(b, loc, first, rangeKeys));
           Value groupFirst = arith::MulIOp::create(
@@ -639,7 +681,10 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
             mine = combine(b, mine, shuffleXor(b, mine, offset));
           Value warp =
               arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
-          Value slots = stages ? ring.slots : Value(ids.shared[0]);
+          Value slots = stages              ? ring.slots
+                        : clusterBlocks > 1 ? clusterSlots(b, loc, warps *
+                                                                     partialWords)
+                                            : Value(ids.shared[0]);
           // Warp `w` of the row's slot: the block's rows one after another.
           auto slot = [&](Value w, int64_t word) {
             if (blockRows > 1)
@@ -690,14 +735,46 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                               b, loc, outVector, memory, ValueRange{at(outAt)},
                               /*nontemporal=*/false, stateAlignment)};
           };
+          auto isFirstGroup = [&] {
+            return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         group, zero);
+          };
+          if (clusterBlocks > 1) {
+            // Every block's warps' states are in place once the whole
+            // cluster has arrived; the first block's first group folds them
+            // in range (rank) and warp order and writes the row. No block
+            // leaves while the first may still read its shared memory.
+            clusterBarrier(b, loc);
+            emitIf(b, loc,
+                   arith::AndIOp::create(
+                       b, loc,
+                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             range, zero),
+                       isFirstGroup()),
+                   [&] {
+                     Value local = sharedAddress(b, loc, slots, 0);
+                     std::optional<Online> total;
+                     for (int64_t rank = 0; rank < clusterBlocks; ++rank) {
+                       Value remote = inClusterBlock(b, loc, local, rank);
+                       for (int64_t w = 0; w < warps; ++w) {
+                         Online state = readClusterState(
+                             b, remote, slot(indexConst(b, loc, w), 0), outAt,
+                             stateAlignment);
+                         total = total ? combine(b, *total, state) : state;
+                       }
+                     }
+                     storeRow(b, *total, rowIndex, part, keys);
+                   });
+            clusterBarrier(b, loc);
+            return;
+          }
           Online block = readState(slots, slot(zero, 0));
           for (int64_t w = 1; w < warps; ++w)
             block = combine(b, block,
                             readState(slots, slot(indexConst(b, loc, w), 0)));
           // The first group holds the block's state (the others computed
           // it too, and drop it).
-          Value firstGroup = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq, group, zero);
+          Value firstGroup = isFirstGroup();
           Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                                ranges, indexConst(b, loc, 1));
           emitIf(b, loc, arith::AndIOp::create(b, loc, single, firstGroup),
@@ -774,8 +851,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
         });
         return body;
       },
-      stages ? SmallVector<Type>{} : sharedTypes, /*clusterBlocks=*/0,
-      dynamicShared);
+      stages || clusterBlocks > 1 ? SmallVector<Type>{} : sharedTypes,
+      /*clusterBlocks=*/clusterBlocks > 1 ? clusterBlocks : 0, dynamicShared);
   if (split) {
     releaseScratch(b, loc, partials);
     releaseScratch(b, loc, arrivals);

@@ -3,7 +3,9 @@
 // A row split over the blocks of a thread-block cluster: each block reduces
 // its part, publishes its total in shared memory, and reads every block's
 // total through distributed shared memory (mapa), so that all blocks
-// continue with the row's total. Rows.cpp runs the rest of the row.
+// continue with the row's total. Rows.cpp runs the rest of the row. The
+// addressing of other blocks' shared memory is shared with attention_rows,
+// whose clusters fold a query row's ranges the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,26 +53,36 @@ Value codegen::combineOverCluster(OpBuilder &b, Location loc,
          [&] { memref::StoreOp::create(b, loc, total, slots, slot); });
   clusterBarrier(b, loc);
   // The slot's address in this block's shared memory, then in each block's.
-  MLIRContext *context = b.getContext();
+  Value local =
+      sharedAddress(b, loc, slots, ordinal * int64_t(sizeof(float)));
+  Value acc = buildReductionIdentity(b, loc, reduction, b.getF32Type());
+  for (int64_t block = 0; block < splits; ++block)
+    acc = buildReductionCombine(
+        b, loc, reduction, acc,
+        LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                             inClusterBlock(b, loc, local, block)));
+  return acc;
+}
+
+Value codegen::sharedAddress(OpBuilder &b, Location loc, Value buffer,
+                             int64_t byteOffset) {
   auto sharedPtr = LLVM::LLVMPointerType::get(
-      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
-  auto clusterPtr = LLVM::LLVMPointerType::get(
-      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, slots);
-  Value address = arith::AddIOp::create(
-      b, loc, base, indexConst(b, loc, ordinal * int64_t(sizeof(float))));
-  Value local = LLVM::IntToPtrOp::create(
+      b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value address =
+      arith::AddIOp::create(b, loc, base, indexConst(b, loc, byteOffset));
+  return LLVM::IntToPtrOp::create(
       b, loc, sharedPtr,
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)
           .getResult());
-  Value acc = buildReductionIdentity(b, loc, reduction, b.getF32Type());
-  for (int64_t block = 0; block < splits; ++block) {
-    Value remote = NVVM::MapaOp::create(
-        b, loc, clusterPtr, local,
-        arith::ConstantIntOp::create(b, loc, block, 32).getResult());
-    acc = buildReductionCombine(
-        b, loc, reduction, acc,
-        LLVM::LoadOp::create(b, loc, b.getF32Type(), remote));
-  }
-  return acc;
+}
+
+Value codegen::inClusterBlock(OpBuilder &b, Location loc, Value address,
+                              int64_t block) {
+  auto clusterPtr = LLVM::LLVMPointerType::get(
+      b.getContext(),
+      static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+  return NVVM::MapaOp::create(
+      b, loc, clusterPtr, address,
+      arith::ConstantIntOp::create(b, loc, block, 32).getResult());
 }

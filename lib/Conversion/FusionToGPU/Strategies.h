@@ -77,6 +77,14 @@ Value combineOverCluster(OpBuilder &b, Location loc, Operation *reduction,
                          Value total, Value slots, int64_t ordinal, Value tid,
                          int64_t blocks);
 
+/// The address of byte `byteOffset` of shared buffer `buffer` (a workgroup
+/// memref), as a pointer to shared memory.
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer,
+                    int64_t byteOffset);
+/// The shared-memory `address` (of this block) as it lies in block `block`
+/// of the cluster: a pointer to distributed shared memory (mapa).
+Value inClusterBlock(OpBuilder &b, Location loc, Value address, int64_t block);
+
 /// f32 divisions and approximate exponentials in `launch` in the GPU's
 /// forms (GpuMathForms.cpp).
 void useGpuMathForms(gpu::LaunchOp launch);

@@ -141,3 +141,77 @@ func.func @decode_grouped_staged(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x1x?
   }
   return %0 : tensor<2x2x4x1x64xbf16>
 }
+
+// -----
+
+// A row's ranges as the blocks of a cluster (staged, cluster = 4): no
+// workspace, no arrival counts; the launch runs in clusters of 4, a row's
+// 4 ranges each a block (an empty one where keys are few). Once the warps'
+// states are in shared memory, the whole cluster waits; the first block's
+// first group reads the 4 warps' states of every block through distributed
+// shared memory (mapa, in rank order), folds them and writes the row; no
+// block leaves before a second cluster barrier.
+// CHECK-LABEL: func.func @decode_cluster_staged
+// CHECK-NOT: gpu.alloc
+// CHECK-NOT: gpu.memset
+// CHECK: gpu.launch
+// CHECK-SAME: clusters
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
+// CHECK-NOT: workgroup(
+// CHECK: arith.minui %{{.+}}, %{{.+}} : index
+// CHECK: nvgpu.tma.async.load
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-COUNT-16: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<16xf32>
+// CHECK: vector.store %{{.+}} : memref<2x4x1x128xbf16>, vector<16xbf16>
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NOT: memref.atomic_rmw
+// CHECK-NOT: gpu.dealloc
+// PTX: gpu.binary @decode_cluster_staged_k0_module
+// PTX-SAME: barrier.cluster.arrive
+// PTX-SAME: mapa.shared::cluster
+// PTX-SAME: ld.shared::cluster.v4.b32
+// CUBIN: gpu.binary @decode_cluster_staged_k0_module
+// CUBIN-SAME: bin = "\7FELF
+func.func @decode_cluster_staged(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  %0 = fusion.kernel attention "decode_cluster_staged_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 4, passes = [1, 1, 1]>} : (tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  ^bb0(%a: tensor<2x4x1x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x128xbf16> -> tensor<2x4x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x1x128xbf16>, tensor<2x4x128x?xbf16>) -> tensor<2x4x1x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x1x?xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16>
+    fusion.yield %o : tensor<2x4x1x128xbf16>
+  }
+  return %0 : tensor<2x4x1x128xbf16>
+}
+
+// -----
+
+// The register plan in clusters of 2: a launch in clusters has no
+// workgroup buffers, so the warps' state slots (16 warps x 136 floats) are
+// dynamic shared memory.
+// CHECK-LABEL: func.func @decode_cluster
+// CHECK-NOT: gpu.alloc
+// CHECK: gpu.launch
+// CHECK-SAME: clusters
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
+// CHECK-SAME: dynamic_shared_memory_size %c8704_i32
+// CHECK-NOT: workgroup(
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvvm.cluster.arrive
+// CHECK-COUNT-32: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<16xf32>
+// CHECK: nvvm.cluster.arrive
+func.func @decode_cluster(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  %0 = fusion.kernel attention "decode_cluster_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 2, passes = [1, 1, 1]>} : (tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  ^bb0(%a: tensor<2x4x1x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x128xbf16> -> tensor<2x4x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x1x128xbf16>, tensor<2x4x128x?xbf16>) -> tensor<2x4x1x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x1x?xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16>
+    fusion.yield %o : tensor<2x4x1x128xbf16>
+  }
+  return %0 : tensor<2x4x1x128xbf16>
+}

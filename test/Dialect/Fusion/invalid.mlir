@@ -433,7 +433,7 @@ func.func @kernel_plan_inputs(%x: tensor<4xf32>) {
 // -----
 
 func.func @kernel_plan_cluster(%x: tensor<4xf32>) {
-  // expected-error @+1 {{a plan's cluster is 2 to 16 for cluster_rows and 1 otherwise, got 4 for rows}}
+  // expected-error @+1 {{a plan's cluster is 2 to 16 for cluster_rows, 1 to 16 for attention_rows and 1 otherwise, got 4 for rows}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = streamed, cluster = 4, passes = [1]>} : (tensor<4xf32>) -> tensor<f32> {
   ^bb0(%a: tensor<4xf32>):
     %s = fusion.reduce_sum %a axes = [0] : tensor<4xf32> -> tensor<f32>
@@ -447,6 +447,18 @@ func.func @kernel_plan_cluster(%x: tensor<4xf32>) {
 func.func @kernel_plan_split(%x: tensor<8x4xf32>) {
   // expected-error @+1 {{a plan's split is at least 1, and 1 for every strategy but columns, split_reduction, matmul_wgmma and attention_rows, got 4 for rows}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 32, vector = 1, row = streamed, cluster = 1, split = 4, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_plan_attention_rows_cluster_and_split(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{an attention_rows plan cuts a row's keys into the blocks of a cluster or into split ranges, not both}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 4, split = 2, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
   ^bb0(%a: tensor<8x4xf32>):
     %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
     fusion.yield %s : tensor<8xf32>

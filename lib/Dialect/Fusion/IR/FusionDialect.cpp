@@ -71,10 +71,12 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (vector < 1 || vector > 16 || !llvm::isPowerOf2_64(vector))
     return emitError() << "a plan's vector must be 1, 2, 4, 8 or 16, got "
                        << vector;
-  if ((strategy == KernelStrategy::cluster_rows) != (cluster > 1) ||
-      cluster < 1 || cluster > 16)
-    return emitError() << "a plan's cluster is 2 to 16 for cluster_rows and 1 "
-                          "otherwise, got "
+  bool clusterStrategy = strategy == KernelStrategy::cluster_rows ||
+                         strategy == KernelStrategy::attention_rows;
+  if ((strategy == KernelStrategy::cluster_rows && cluster < 2) ||
+      (!clusterStrategy && cluster != 1) || cluster < 1 || cluster > 16)
+    return emitError() << "a plan's cluster is 2 to 16 for cluster_rows, 1 to "
+                          "16 for attention_rows and 1 otherwise, got "
                        << cluster << " for " << stringifyKernelStrategy(strategy);
   bool rowStrategy = strategy == KernelStrategy::rows ||
                      strategy == KernelStrategy::cluster_rows;
@@ -92,6 +94,9 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "strategy but columns, split_reduction, "
                           "matmul_wgmma and attention_rows, got "
                        << split << " for " << stringifyKernelStrategy(strategy);
+  if (strategy == KernelStrategy::attention_rows && cluster > 1 && split > 1)
+    return emitError() << "an attention_rows plan cuts a row's keys into the "
+                          "blocks of a cluster or into split ranges, not both";
   if (llvm::any_of(passes, [](int64_t p) { return p < 1; }))
     return emitError() << "a plan reads each input at least once";
   return success();

@@ -143,8 +143,8 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       (reductions over the innermost axis with few outputs: blocks per
       output and range of its elements), `attention_rows` (an `attention`
       kernel with few query rows, as in decoding: a block per query row and
-      range of keys, the softmax online, the last block of a row combining
-      the ranges), `attention_tiles` (an `attention` kernel with many query
+      range of keys, the softmax online, a row's ranges combined through
+      a cluster or by its last block), `attention_tiles` (an `attention` kernel with many query
       rows, on sm_90 tensor cores: a block per 128 query rows, K and V
       tiles of 128 keys through TMA, the scores and the online softmax in
       registers).
@@ -162,15 +162,19 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       TMA copies each step's rows into a pipeline of shared-memory stages,
       sm_90 and later; `none`: each lane loads its share from global
       memory); `none` otherwise.
-    - `cluster`: blocks per row (`cluster_rows`), else 1.
+    - `cluster`: blocks per row (`cluster_rows`); for `attention_rows`,
+      the blocks of a thread-block cluster a query row's keys are cut into,
+      the first folding every block's state through distributed shared
+      memory (not with `split`); else 1.
     - `split`: blocks sharing each output's reduction (`columns`,
       `split_reduction`), each over its own range of elements, the last
       block of each output to finish folding their partials; for
       `matmul_wgmma`, the K ranges of the kernel for at most 256 rows, the
       last block of each tile summing their products and running the
       epilogue; for `attention_rows`, the most ranges a query row's keys
-      are cut into (fewer where there are few keys); 1 (the default, not
-      printed) otherwise.
+      are cut into (fewer where there are few keys), folded through a
+      workspace by the last block of the row; 1 (the default, not printed)
+      otherwise.
     - `passes`: how many times the kernel reads each input (1 unless the
       row is streamed: then once per pass that reaches it, a pass per
       reduction but an online softmax-like sum, which shares its max's,
