@@ -150,20 +150,18 @@ func.func @decode_grouped_staged(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x1x?
 // states are in shared memory, the whole cluster waits; the first block's
 // first group reads the 4 warps' states of every block through distributed
 // shared memory (mapa, in rank order), folds them and writes the row; no
-// block leaves before a second cluster barrier. The ring has 4 stages (128
-// KB, more than half a multiprocessor's shared memory), so that no two
-// blocks of a cluster share a multiprocessor.
+// block leaves before a second cluster barrier.
 // CHECK-LABEL: func.func @decode_cluster_staged
 // CHECK-NOT: gpu.alloc
 // CHECK-NOT: gpu.memset
 // CHECK: gpu.launch
 // CHECK-SAME: clusters
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
-// CHECK-SAME: dynamic_shared_memory_size %c134276_i32
+// CHECK-SAME: dynamic_shared_memory_size %c101508_i32
 // CHECK-NOT: workgroup(
 // CHECK: arith.minui %{{.+}}, %{{.+}} : index
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
-// CHECK-COUNT-8: nvgpu.tma.async.load
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK-COUNT-6: nvgpu.tma.async.load
 // CHECK: scf.for
 // CHECK: gpu.barrier
 // CHECK: nvvm.cluster.arrive

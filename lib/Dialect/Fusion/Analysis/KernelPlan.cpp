@@ -755,13 +755,7 @@ int64_t fusion::getAttentionRowsStages(KernelOp kernel, KernelPlanAttr plan) {
              getElementTypeOrSelf(rows.getType()).getIntOrFloatBitWidth() / 8;
   int64_t stepBytes = std::max<int64_t>(
       1, getAttentionRowsStepKeys(plan.getThreads(), head) * bytes);
-  // The blocks of a cluster take a multiprocessor each where their ring
-  // holds more than half of its shared memory: where two fit, the cluster
-  // scheduler puts two blocks of a cluster on one (ncu: a row's 4 ranges on
-  // 3 multiprocessors, 72.6 against 67.9 us unclustered; H200, 2026-12-03).
-  int64_t ringBytes = plan.getCluster() > 1 ? kAttentionRowsStagedBytesAlone
-                                            : kAttentionRowsStagedBytes;
-  int64_t steps = ringBytes / stepBytes;
+  int64_t steps = kAttentionRowsStagedBytes / stepBytes;
   if (steps < 2)
     steps = kAttentionRowsStagedBytesAlone / stepBytes;
   return std::min(kAttentionRowsMaxStages, steps);
