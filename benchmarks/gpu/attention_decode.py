@@ -21,6 +21,8 @@ attention_decode.json into $OUT.
     python3 attention_decode.py            # on the GPU machine, from the bundle
     python3 attention_decode.py --checks   # the checks only (for compute-sanitizer)
     python3 attention_decode.py --module   # the module's text (for the bundle)
+    python3 attention_decode.py --programs decode_one --lengths 1024,8192
+                                           # checks and times of those only
 """
 
 import glob
@@ -100,7 +102,7 @@ PROGRAMS = ("decode", "decode_one", "decode_gqa_softcap")
 BENCH_LENGTHS = (1024, 4096, 16384)
 
 
-def main(checks_only=False):
+def main(checks_only=False, programs=PROGRAMS, lengths=BENCH_LENGTHS):
     import torch
     import torch.nn.functional as F
     import triton.testing
@@ -152,7 +154,7 @@ def main(checks_only=False):
         lines.append(f"{'ok  ' if ok else 'FAIL'} {name:44} {detail}")
 
     for label, library in checked.items():
-        for name in PROGRAMS:
+        for name in programs:
             for length in CHECK_LENGTHS:
                 for seed in (1, 2):
                     args = inputs(name, length, 1000 * length + seed)
@@ -191,8 +193,8 @@ def main(checks_only=False):
     def median_us(f):
         return triton.testing.do_bench(f, return_mode="median") * 1e3
 
-    for name in PROGRAMS:
-        for length in BENCH_LENGTHS:
+    for name in programs:
+        for length in lengths:
             args = inputs(name, length, 7)
             q, k, v = args[:3]
             bytes_moved = sum(t.numel() * t.element_size() for t in (q, k, v)) + q.numel() * 2
@@ -225,7 +227,16 @@ def main(checks_only=False):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--module"]:
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--module", action="store_true", help="print the module and stop")
+    parser.add_argument("--checks", action="store_true", help="the checks only")
+    parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--lengths", default=",".join(map(str, BENCH_LENGTHS)),
+                        help="key lengths timed")
+    options = parser.parse_args()
+    if options.module:
         print(MODULE)
     else:
-        main(checks_only=sys.argv[1:] == ["--checks"])
+        main(checks_only=options.checks, programs=options.programs.split(","),
+             lengths=[int(n) for n in options.lengths.split(",")])

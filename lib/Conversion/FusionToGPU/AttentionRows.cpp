@@ -63,8 +63,10 @@ struct Online {
 class AttentionRows {
 public:
   AttentionRows(Location loc, KernelOp kernel, KernelPlanAttr plan,
-                const KernelBuffers &buffers, const AttentionKernelShape &shape)
+                const KernelBuffers &buffers, const AttentionKernelShape &shape,
+                StringRef nameSuffix = "")
       : loc(loc), kernel(kernel), plan(plan), buffers(buffers), shape(shape),
+        nameSuffix(nameSuffix),
         headDim(codegen::shapeOf(shape.queries).back()),
         groupLanes(headDim / kAttentionRowsLaneElements),
         warps(plan.getThreads() / 32), groups(warps * (32 / groupLanes)),
@@ -169,6 +171,8 @@ private:
   KernelPlanAttr plan;
   const KernelBuffers &buffers;
   AttentionKernelShape shape;
+  /// Added to the kernel's name where a kernel has two launches.
+  StringRef nameSuffix;
   /// D (= Dv); the lanes sharing a key's rows; the warps and the lane
   /// groups of a query row; the keys of a step, of a group in a step, of a
   /// TMA box; and the stages of a staged plan (0: not staged).
@@ -852,7 +856,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
         return body;
       },
       stages || clusterBlocks > 1 ? SmallVector<Type>{} : sharedTypes,
-      /*clusterBlocks=*/clusterBlocks > 1 ? clusterBlocks : 0, dynamicShared);
+      /*clusterBlocks=*/clusterBlocks > 1 ? clusterBlocks : 0, dynamicShared,
+      nameSuffix);
   if (split) {
     releaseScratch(b, loc, partials);
     releaseScratch(b, loc, arrivals);
@@ -867,5 +872,33 @@ LogicalResult codegen::emitAttentionRows(OpBuilder &b, Location loc,
   FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
   if (!why.empty() || failed(shape))
     return kernel.emitOpError("cannot run as attention_rows: ") << why;
-  return AttentionRows(loc, kernel, plan, buffers, *shape).emit(b);
+  if (plan.getCluster() == 1 || plan.getSplit() == 1)
+    return AttentionRows(loc, kernel, plan, buffers, *shape).emit(b);
+  // Both: a launch in clusters for rows of at most kAttentionRowsClusterKeys
+  // keys, else one whose ranges fold through the workspace (chosen on the
+  // host, by the call's keys).
+  auto withRanges = [&](int64_t cluster, int64_t split) {
+    return KernelPlanAttr::get(b.getContext(), plan.getStrategy(),
+                               plan.getThreads(), plan.getVector(),
+                               plan.getRow(), cluster, plan.getPasses(), split);
+  };
+  BlockArgument values = shape->values;
+  Value keys = memref::DimOp::create(
+      b, loc, buffers.inputs[values.getArgNumber()],
+      codegen::shapeOf(values).size() - 2);
+  auto ifOp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, keys,
+                            indexConst(b, loc, kAttentionRowsClusterKeys)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (failed(AttentionRows(loc, kernel, withRanges(plan.getCluster(), 1),
+                           buffers, *shape)
+                 .emit(b)))
+    return failure();
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  return AttentionRows(loc, kernel, withRanges(1, plan.getSplit()), buffers,
+                       *shape, "_split")
+      .emit(b);
 }

@@ -217,3 +217,38 @@ func.func @decode_cluster(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>
   }
   return %0 : tensor<2x4x1x128xbf16>
 }
+
+// -----
+
+// Both a cluster and a split (what the planner gives rows fewer than the
+// multiprocessors where the ranges fit a cluster): the host compares the
+// call's keys with 8192 (kAttentionRowsClusterKeys) and launches the
+// clustered kernel for rows up to that, else the kernel whose ranges fold
+// through the workspace (its allocations, the memset of its arrival counts
+// and the launch only in that branch), named apart.
+// CHECK-LABEL: func.func @decode_cluster_or_split
+// CHECK: %[[KEYS:.+]] = memref.dim %{{.+}}, %c2 : memref<2x4x?x128xbf16>
+// CHECK: %[[SHORT:.+]] = arith.cmpi ule, %[[KEYS]], %c8192 : index
+// CHECK: scf.if %[[SHORT]] {
+// CHECK-NOT: gpu.alloc
+// CHECK: gpu.launch clusters
+// CHECK-SAME: function(@decode_cluster_or_split_k0)
+// CHECK: nvvm.mapa
+// CHECK: } else {
+// CHECK: gpu.alloc async
+// CHECK: gpu.memset async
+// CHECK: gpu.launch blocks
+// CHECK-SAME: function(@decode_cluster_or_split_k0_split)
+// CHECK: memref.atomic_rmw addi
+// CHECK: gpu.dealloc async
+func.func @decode_cluster_or_split(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  %0 = fusion.kernel attention "decode_cluster_or_split_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 4, split = 4, passes = [1, 1, 1]>} : (tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
+  ^bb0(%a: tensor<2x4x1x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x128xbf16> -> tensor<2x4x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x1x128xbf16>, tensor<2x4x128x?xbf16>) -> tensor<2x4x1x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x1x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x1x?xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16>
+    fusion.yield %o : tensor<2x4x1x128xbf16>
+  }
+  return %0 : tensor<2x4x1x128xbf16>
+}

@@ -456,18 +456,6 @@ func.func @kernel_plan_split(%x: tensor<8x4xf32>) {
 
 // -----
 
-func.func @kernel_plan_attention_rows_cluster_and_split(%x: tensor<8x4xf32>) {
-  // expected-error @+1 {{an attention_rows plan cuts a row's keys into the blocks of a cluster or into split ranges, not both}}
-  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 4, split = 2, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {
-  ^bb0(%a: tensor<8x4xf32>):
-    %s = fusion.reduce_sum %a axes = [1] : tensor<8x4xf32> -> tensor<8xf32>
-    fusion.yield %s : tensor<8xf32>
-  }
-  return
-}
-
-// -----
-
 func.func @kernel_plan_attention_rows(%x: tensor<8x4xf32>) {
   // expected-error @+1 {{an attention plan needs an attention kernel}}
   %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, passes = [1]>} : (tensor<8x4xf32>) -> tensor<8xf32> {

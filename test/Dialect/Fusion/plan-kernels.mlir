@@ -679,10 +679,11 @@ func.func @attention_decode(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x?x64xbf16>
 }
 
 // One sequence of 32 heads: 4 ranges a row, which a cluster of 4 blocks
-// folds on sm_90 (no workspace); the A100 has no clusters: 3 ranges through
-// the workspace.
+// folds on sm_90 for rows of up to 8192 keys (no workspace), the workspace
+// for longer ones; the A100 has no clusters: 3 ranges through the
+// workspace.
 // CHECK-LABEL: func @attention_decode_one
-// CHECK: plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 4, passes = [1, 1, 1]>
+// CHECK: plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 4, split = 4, passes = [1, 1, 1]>
 // SM80-LABEL: func @attention_decode_one
 // SM80: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 1, split = 3, passes = [1, 1, 1]>
 func.func @attention_decode_one(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x32x?x128xbf16>, %v: tensor<1x32x?x128xbf16>) -> tensor<1x32x1x128xbf16> {
@@ -699,9 +700,9 @@ func.func @attention_decode_one(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x32x?x1
 
 // Grouped query heads (K and V broadcast over the 4 heads of a group):
 // rows sharing K and V keep the register plan on sm_90 too (16 rows: 8
-// ranges, the blocks of a cluster).
+// ranges, the blocks of a cluster for rows of up to 8192 keys).
 // CHECK-LABEL: func @attention_decode_grouped
-// CHECK: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 8, passes = [1, 1, 1]>
+// CHECK: plan = #fusion.plan<attention_rows, threads = 512, vector = 16, row = none, cluster = 8, split = 8, passes = [1, 1, 1]>
 func.func @attention_decode_grouped(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x1x?x64xbf16>, %v: tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16> {
   %0 = fusion.kernel attention (%q, %k, %v) : (tensor<2x2x4x1x64xbf16>, tensor<2x2x1x?x64xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x4x1x64xbf16> {
   ^bb0(%a: tensor<2x2x4x1x64xbf16>, %b: tensor<2x2x1x?x64xbf16>, %c: tensor<2x2x1x?x64xbf16>):

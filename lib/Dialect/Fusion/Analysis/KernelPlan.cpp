@@ -1398,9 +1398,10 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
     // A block per query row and range of keys: rows cut into ranges only
     // where there are fewer than one wave of blocks (as many as are
     // resident at once), so that the multiprocessors are busy; otherwise
-    // no fold of ranges (rows counted where static). A row's ranges are
-    // the blocks of a cluster where they fit one (folded through
-    // distributed shared memory), else blocks folding through a workspace.
+    // no fold of ranges (rows counted where static). The ranges fold
+    // through a workspace; where they fit a cluster, those of rows of up to
+    // kAttentionRowsClusterKeys keys fold through distributed shared memory
+    // instead (the cluster's blocks; both in the plan).
     ArrayRef<int64_t> out = shapeOf(kernel.getResult(0));
     int64_t rows = 1;
     for (int64_t size : out.drop_back())
@@ -1411,8 +1412,6 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
                             1, kAttentionRowsMaxRanges);
     int64_t cluster =
         ranges > 1 && ranges <= options.target.maxClusterBlocks ? ranges : 1;
-    if (cluster > 1)
-      ranges = 1;
     // Staged through shared memory where the chip has TMA and no rows
     // share K and V. (Rows that do, grouped query heads, read them through
     // L2 from adjacent blocks of the register plan: staged blocks of the

@@ -94,9 +94,6 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "strategy but columns, split_reduction, "
                           "matmul_wgmma and attention_rows, got "
                        << split << " for " << stringifyKernelStrategy(strategy);
-  if (strategy == KernelStrategy::attention_rows && cluster > 1 && split > 1)
-    return emitError() << "an attention_rows plan cuts a row's keys into the "
-                          "blocks of a cluster or into split ranges, not both";
   if (llvm::any_of(passes, [](int64_t p) { return p < 1; }))
     return emitError() << "a plan reads each input at least once";
   return success();

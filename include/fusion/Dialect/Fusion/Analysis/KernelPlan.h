@@ -287,6 +287,14 @@ constexpr int64_t kAttentionRowsLaneElements = 16;
 constexpr int64_t kAttentionRowsBlocksPerMultiprocessor = 1;
 /// Most ranges the keys of a query row are cut into (`split`).
 constexpr int64_t kAttentionRowsMaxRanges = 256;
+/// Most keys a query row has for its ranges to be the blocks of a cluster
+/// in a plan with both a `cluster` and a `split` (a longer row's ranges
+/// fold through the workspace). Clusters save the workspace's fixed costs
+/// (15.1 against 17.3 us at 1024 keys, one sequence of 32 heads) but their
+/// blocks are placed two to a multiprocessor where they fit, which the
+/// longest rows pay for: faster up to 8192 keys (49.6 against 50.4 us),
+/// even at 12288, slower at 16384 (82.5 against 80.4; H200, 2026-12-03).
+constexpr int64_t kAttentionRowsClusterKeys = 8192;
 /// Staged plans (`row = staged`): TMA copies each step's rows of K and V
 /// into one of a ring of shared-memory stages, at most this many, and the
 /// lanes read their rows there. The ring takes at most

@@ -165,7 +165,8 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
     - `cluster`: blocks per row (`cluster_rows`); for `attention_rows`,
       the blocks of a thread-block cluster a query row's keys are cut into,
       the first folding every block's state through distributed shared
-      memory (not with `split`); else 1.
+      memory (with a `split` too: for rows of at most 8192 keys, the split
+      for longer ones); else 1.
     - `split`: blocks sharing each output's reduction (`columns`,
       `split_reduction`), each over its own range of elements, the last
       block of each output to finish folding their partials; for
