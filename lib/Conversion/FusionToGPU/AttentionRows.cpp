@@ -157,7 +157,7 @@ private:
   /// pointer to distributed shared memory), this lane's part of its output
   /// at word `base + outAt`.
   Online readClusterState(OpBuilder &b, Value slots, Value base, Value outAt,
-                          llvm::MaybeAlign alignment);
+                          llvm::Align alignment);
   /// The state of the lane `offset` lanes away (butterfly), element by
   /// element.
   Online shuffleXor(OpBuilder &b, const Online &state, int32_t offset);
@@ -311,7 +311,7 @@ Online AttentionRows::combine(OpBuilder &b, const Online &a,
 }
 
 Online AttentionRows::readClusterState(OpBuilder &b, Value slots, Value base,
-                                      Value outAt, llvm::MaybeAlign alignment) {
+                                      Value outAt, llvm::Align alignment) {
   Type f32 = b.getF32Type();
   auto at = [&](Value word) -> Value {
     Value index = arith::IndexCastOp::create(
@@ -325,7 +325,7 @@ Online AttentionRows::readClusterState(OpBuilder &b, Value slots, Value base,
   return {load(f32, indexConst(b, loc, headDim), 4),
           load(f32, indexConst(b, loc, headDim + 1), 4),
           load(VectorType::get({kAttentionRowsLaneElements}, f32), outAt,
-               alignment ? alignment->value() : 4)};
+               alignment.value())};
 }
 
 Online AttentionRows::shuffleXor(OpBuilder &b, const Online &state,
@@ -763,7 +763,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                        for (int64_t w = 0; w < warps; ++w) {
                          Online state = readClusterState(
                              b, remote, slot(indexConst(b, loc, w), 0), outAt,
-                             stateAlignment);
+                             *stateAlignment);
                          total = total ? combine(b, *total, state) : state;
                        }
                      }

@@ -1178,8 +1178,6 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   Value lane =
       arith::RemUIOp::create(b, loc, ids.thread, indexConst(b, loc, 32));
   Value firstLane = isThreadZero(b, loc, lane);
-  auto clusterPointer = LLVM::LLVMPointerType::get(
-      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
   auto release = [&](Value g) {
     emitIf(b, loc, firstLane, [&] {
       Value stage = pipe.stageOf(b, loc, g);
@@ -1195,10 +1193,7 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
       Value local = barrierPointer(b, loc, empties, stage);
       for (int64_t block = 0; block < cluster; ++block)
         NVVM::MBarrierArriveOp::create(
-            b, loc, Type(),
-            NVVM::MapaOp::create(
-                b, loc, clusterPointer, local,
-                arith::ConstantIntOp::create(b, loc, block, 32).getResult()),
+            b, loc, Type(), inClusterBlock(b, loc, local, block),
             /*count=*/Value(), NVVM::MemScopeKind::CTA);
     });
   };
