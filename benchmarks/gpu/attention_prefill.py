@@ -9,8 +9,9 @@ present, or $FUSION_BENCH_BEFORE) beside torch's scaled_dot_product_attention (i
 where the program has no score math SDPA cannot fuse), the same math eager
 and under torch.compile. bf16, batch 2, 16 heads, preallocated outputs,
 median of triton.testing.do_bench; TFLOP/s counts the two products
-(4 B H Sq Sk D). Prints a table last and writes attention_prefill.json
-into $OUT. Causal programs (the mask from positions, fusion.iota, so that
+(4 B H Sq Sk D). Candidate builds attention_prefill.variant.<label>.so,
+where present, are checked and timed beside it. Prints a table last and
+writes attention_prefill.json into $OUT. Causal programs (the mask from positions, fusion.iota, so that
 blocks past a row block's last key are skipped) are static-shaped, one
 function per length, beside SDPA with is_causal.
 
@@ -18,8 +19,11 @@ function per length, beside SDPA with is_causal.
     python3 attention_prefill.py --checks   # the checks only (for compute-sanitizer)
     python3 attention_prefill.py --checks 3000   # those up to 3000 rows or keys (racecheck)
     python3 attention_prefill.py --module   # the module's text (for the bundle)
+    python3 attention_prefill.py --programs prefill,prefill_d64 --lengths 4096 --no-peers
+                                            # those only, beside SDPA, not eager or torch.compile
 """
 
+import glob
 import os
 import sys
 
@@ -165,7 +169,7 @@ MODULE = "".join(
 
 
 
-def main(checks_only=False, max_length=None):
+def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=True):
     import torch
     import torch.nn.functional as F
     import triton.testing
@@ -180,6 +184,16 @@ def main(checks_only=False, max_length=None):
     before_path = os.environ.get("FUSION_BENCH_BEFORE",
                                  os.path.join(here, "attention_prefill.before.so"))
     before = cuda.load(before_path) if os.path.exists(before_path) else None
+    # Candidate builds (attention_prefill.variant.<label>.so: other strategy
+    # constants), checked and timed like the fused build.
+    variant_paths = {
+        os.path.basename(p)[len("attention_prefill.variant."):-3]: p
+        for p in sorted(glob.glob(os.path.join(here, "attention_prefill.variant.*.so")))}
+    checked_builds = {"": checked, **{label: cuda.load(p, debug=True)
+                                      for label, p in variant_paths.items()}}
+    variants = {label: cuda.load(p) for label, p in variant_paths.items()}
+    programs = list(PROGRAMS) if programs is None else programs
+    lengths = BENCH_LENGTHS if lengths is None else lengths
     results, lines = {"checks": {}, "times_us": {}}, []
 
     def inputs(name, sq, sk, seed):
@@ -221,7 +235,8 @@ def main(checks_only=False, max_length=None):
     def checked_lengths(sq, sk):
         return max_length is None or max(sq, sk) <= max_length
 
-    for name in PROGRAMS:
+    for (label, build), name in ((b, n) for b in checked_builds.items()
+                                  for n in programs if n in PROGRAMS):
         for sq, sk in filter(lambda c: checked_lengths(*c), CHECK_LENGTHS):
             for seed in (1, 2):
                 args = inputs(name, sq, sk, 1000 * sq + sk + seed)
@@ -229,7 +244,7 @@ def main(checks_only=False, max_length=None):
                 if name == "prefill_lse":
                     outs.append(torch.full(args[0].shape[:-1], float("nan"),
                                            dtype=torch.bfloat16, device="cuda"))
-                checked.functions[name](*args, outputs=outs)
+                build.functions[name](*args, outputs=outs)
                 torch.cuda.synchronize()
                 refs = [reference(name, *args)]
                 if name == "prefill_lse":
@@ -241,7 +256,8 @@ def main(checks_only=False, max_length=None):
                     errs.append(float("inf") if torch.isnan(o).any() else float(
                         (o - ref).norm() / ref.norm()))
                 err = max(errs)
-                record(f"{name} q={sq} k={sk} seed={seed}", err <= TOLERANCE,
+                record(f"{label + ' ' if label else ''}{name} q={sq} k={sk} seed={seed}",
+                       err <= TOLERANCE,
                        "rel.err " + " ".join(f"{e:.1e}" for e in errs))
 
     def causal_reference(q, k, v, offset):
@@ -250,19 +266,22 @@ def main(checks_only=False, max_length=None):
         j = torch.arange(k.shape[-2], device="cuda")[None, :]
         return torch.softmax(s.masked_fill(j > i + offset, float("-inf")), -1) @ v.double()
 
-    for sq, sk, offset in CAUSAL_CHECKS:
-        if not checked_lengths(sq, sk):
-            continue
+    causal_checks = [c for c in CAUSAL_CHECKS if checked_lengths(*c[:2])]
+    if "prefill_causal" not in programs:
+        causal_checks = []
+    for (label, build), (sq, sk, offset) in (
+            (b, c) for b in checked_builds.items() for c in causal_checks):
         name = causal_name(sq, sk, offset)
         for seed in (1, 2):
             args = inputs("prefill", sq, sk, 1000 * sq + sk + seed)
             out = torch.full_like(args[0], float("nan"))
-            checked.functions[name](*args, outputs=[out])
+            build.functions[name](*args, outputs=[out])
             torch.cuda.synchronize()
             ref = causal_reference(*args, offset)
             o = out.double()
             err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
-            record(f"{name} seed={seed}", err <= TOLERANCE, f"rel.err {err:.1e}")
+            record(f"{label + ' ' if label else ''}{name} seed={seed}", err <= TOLERANCE,
+                   f"rel.err {err:.1e}")
 
     if checks_only:
         print("\n".join(lines))
@@ -285,13 +304,23 @@ def main(checks_only=False, max_length=None):
     def median_us(f):
         return triton.testing.do_bench(f, return_mode="median") * 1e3
 
-    for name in PROGRAMS:
-        if name == "prefill_lse":
-            continue  # checked above; timed as `prefill`
+    def fusion_times(name, args, out):
+        row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=out))}
+        if before and name in before.functions:
+            row["fusion_before"] = median_us(
+                lambda: before.functions[name](*args, outputs=out))
+        for label, library in variants.items():
+            row[f"fusion_{label}"] = median_us(
+                lambda: library.functions[name](*args, outputs=out))
+        return row
+
+    for name in programs:
+        if name not in PROGRAMS or name == "prefill_lse":
+            continue  # checked above; timed as `prefill`, causal below
         eager = eager_fn(name)
-        compiled = torch.compile(eager)
+        compiled = torch.compile(eager) if peers else None
         dim = PROGRAMS[name][0]
-        for length in BENCH_LENGTHS:
+        for length in lengths:
             # The unfused peers materialize B H S^2 scores: past 4096 only
             # the plain programs (SDPA) are timed beside Fusion.
             if length > 4096 and name in ("prefill_softcap", "prefill_bias"):
@@ -299,11 +328,8 @@ def main(checks_only=False, max_length=None):
             args = inputs(name, length, length, 7)
             q, k, v = args[:3]
             out = [torch.empty_like(q)]
-            row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=out))}
-            if before and name in before.functions:
-                row["fusion_before"] = median_us(
-                    lambda: before.functions[name](*args, outputs=out))
-            if length <= 4096:
+            row = fusion_times(name, args, out)
+            if peers and length <= 4096:
                 row["eager"] = median_us(lambda: eager(*args))
                 row["torch.compile"] = median_us(lambda: compiled(*args))
             if name in ("prefill", "prefill_d64"):
@@ -331,15 +357,15 @@ def main(checks_only=False, max_length=None):
         n = q.shape[-2]
         seen = torch.ones(n, n, dtype=torch.bool, device="cuda").tril()
         return torch.softmax(s.masked_fill(~seen, float("-inf")), -1).bfloat16() @ v
-    causal_compiled = torch.compile(causal_eager)
-    for length in BENCH_LENGTHS:
+    causal_compiled = torch.compile(causal_eager) if peers else None
+    for length in lengths if "prefill_causal" in programs else ():
         name = causal_name(length, length)
+        if name not in fused.functions:
+            continue
         q, k, v = args = inputs("prefill", length, length, 7)
         out = [torch.empty_like(q)]
-        row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=out))}
-        if before and name in before.functions:
-            row["fusion_before"] = median_us(lambda: before.functions[name](*args, outputs=out))
-        if length <= 4096:
+        row = fusion_times(name, args, out)
+        if peers and length <= 4096:
             row["eager"] = median_us(lambda: causal_eager(*args))
             row["torch.compile"] = median_us(lambda: causal_compiled(*args))
         row["sdpa (causal)"] = median_us(
@@ -352,9 +378,22 @@ def main(checks_only=False, max_length=None):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--module"]:
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--module", action="store_true", help="print the module and stop")
+    parser.add_argument("--checks", nargs="?", const=0, type=int, metavar="MAX_LENGTH",
+                        help="the checks only (those up to MAX_LENGTH rows or keys)")
+    parser.add_argument("--programs", default=",".join([*PROGRAMS, "prefill_causal"]))
+    parser.add_argument("--lengths", default=",".join(map(str, BENCH_LENGTHS)),
+                        help="sequence lengths timed")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="time SDPA beside Fusion, not eager or torch.compile")
+    options = parser.parse_args()
+    if options.module:
         print(MODULE)
     else:
-        args = sys.argv[1:]
-        main(checks_only=args[:1] == ["--checks"],
-             max_length=int(args[1]) if args[:1] == ["--checks"] and len(args) > 1 else None)
+        main(checks_only=options.checks is not None,
+             max_length=options.checks or None,
+             programs=options.programs.split(","),
+             lengths=[int(n) for n in options.lengths.split(",")],
+             peers=not options.no_peers)

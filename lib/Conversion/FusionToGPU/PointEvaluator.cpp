@@ -139,24 +139,22 @@ Value PointEvaluator::roundThrough(Value value, Type element) {
   if (!packedRounding || !element.isBF16() || !vector ||
       vector.getNumElements() != 2)
     return extendToF32(b, loc, roundTo(b, loc, value, element));
-  Value lo = vector::ExtractOp::create(b, loc, value, 0);
-  Value hi = vector::ExtractOp::create(b, loc, value, 1);
-  Value packed = NVVM::ConvertF32x2ToBF16x2Op::create(
-      b, loc, VectorType::get({2}, element), hi, lo, /*random_bits=*/Value(),
-      NVVM::FPRoundingMode::RN, NVVM::SaturationMode::NONE,
-      /*relu=*/false);
-  // A bf16 is the upper half of the f32 it widens to.
+  // Each lane rounded by a packed conversion of its own with a zero low
+  // half (cvt.rn.bf16x2.f32 d, x, 0): d's bits are the rounded f32 (a bf16
+  // is the upper half of the f32 it widens to), with no bit moves to
+  // unpack a pair (H200, 2026-12-03: fewer instructions a score, faster).
   Type i32 = b.getI32Type();
-  Value bits = LLVM::BitcastOp::create(b, loc, i32, packed);
-  Value low = arith::ShLIOp::create(
-      b, loc, bits, arith::ConstantIntOp::create(b, loc, 16, 32));
-  Value high =
-      arith::AndIOp::create(b, loc, bits,
-                            arith::ConstantIntOp::create(
-                                b, loc, static_cast<int32_t>(0xFFFF0000u), 32));
-  SmallVector<Value> lanes = {
-      arith::BitcastOp::create(b, loc, b.getF32Type(), low),
-      arith::BitcastOp::create(b, loc, b.getF32Type(), high)};
+  Value zero = f32Constant(b, loc, 0.0, b.getF32Type());
+  SmallVector<Value, 2> lanes;
+  for (int64_t lane = 0; lane < 2; ++lane) {
+    Value packed = NVVM::ConvertF32x2ToBF16x2Op::create(
+        b, loc, VectorType::get({2}, element),
+        vector::ExtractOp::create(b, loc, value, lane), zero,
+        /*random_bits=*/Value(), NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::NONE, /*relu=*/false);
+    lanes.push_back(arith::BitcastOp::create(
+        b, loc, b.getF32Type(), LLVM::BitcastOp::create(b, loc, i32, packed)));
+  }
   return vector::FromElementsOp::create(b, loc, vector, lanes);
 }
 

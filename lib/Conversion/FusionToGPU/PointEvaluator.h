@@ -46,11 +46,12 @@ public:
   };
   std::optional<ShiftedRows> shiftedRows;
 
-  /// Rounds vectors of two lanes to bf16 through one packed conversion
-  /// (cvt.rn.bf16x2.f32) and back by bit moves: LLVM splits a vector
-  /// round trip whose lanes are read apart into scalar conversions, each a
-  /// quarter-rate F2F on sm_90. Set by the strategies whose evaluation
-  /// that bounds (attention_tiles' softmax).
+  /// Rounds vectors of two lanes to bf16 through packed conversions
+  /// (cvt.rn.bf16x2.f32, a zero beside each lane) whose bits are the
+  /// rounded f32: LLVM splits a vector round trip whose lanes are read
+  /// apart into scalar conversions, each a quarter-rate F2F on sm_90. Set
+  /// by the strategies whose evaluation that bounds (attention_tiles'
+  /// softmax).
   bool packedRounding = false;
 
   /// Inputs read in lanes are read element by element (rows of any length,
