@@ -1,13 +1,15 @@
 //===- AttentionTiles.cpp - The attention_tiles strategy ------------------===//
 //
 // Attention with many query rows on sm_90 tensor cores (FlashAttention's
-// online softmax): a block per 128 query rows of a batch, three
-// warpgroups. The last loads: Q's rows once, then K's and V's rows 128 keys
+// online softmax): a block per batch and 64 query rows per multiplying
+// warpgroup (two, or three where their registers hold D = 64's
+// accumulators: the plan's threads), and one warpgroup more. The last
+// loads: Q's rows once, then K's and V's rows 128 keys
 // a step through TMA into two stages of 128-byte-swizzled shared memory,
 // each tile refilled once the multiplying warps release it (an "empty"
 // mbarrier per tile and stage, as in the warp-specialized matmul; K's
 // released as soon as its scores are computed, so that the next K loads a
-// step ahead). The other two multiply 64 query rows each: S = Q K^T with
+// step ahead). The others multiply 64 query rows each: S = Q K^T with
 // warpgroup MMA (K read K-major), the scores' math (scale, mask, bias,
 // soft-cap: the kernel body's at that point, PointEvaluator) on the
 // accumulator in registers, the online softmax (running maximum and sum
@@ -57,12 +59,10 @@ using namespace mlir::fusion::codegen;
 
 namespace {
 
-/// A warpgroup's query rows; the multiplying warpgroups.
-constexpr int64_t kGroupRows = 64;
-constexpr int64_t kWarpgroups = kAttentionTilesQueries / kGroupRows;
+/// A warpgroup's query rows.
+constexpr int64_t kGroupRows = kAttentionTilesGroupRows;
 /// Threads of a warpgroup.
 constexpr int64_t kGroupThreads = 128;
-static_assert(kAttentionTilesThreads == (kWarpgroups + 1) * kGroupThreads);
 /// Key tiles ahead of the one multiplied whose inputs read per score (a
 /// bias) are asked of L2.
 constexpr int64_t kPrefetchTiles = 2;
@@ -76,13 +76,31 @@ constexpr int64_t kBoxBytes = kBox * kBox * 2;
 constexpr int64_t kBoxShape[] = {1, kBox, kBox};
 /// The K extent of one warpgroup MMA (bf16, f16).
 constexpr int64_t kMmaK = 16;
-/// Registers a thread keeps on each side (setmaxnreg; the block's pool is
-/// 168 for each of its 384 threads, MatmulWgmma.cpp).
-constexpr int32_t kProducerRegisters = 56;
-constexpr int32_t kConsumerRegisters = 224;
-static_assert(128 * kProducerRegisters +
-                  kWarpgroups * 128 * kConsumerRegisters <=
-              65536 / kAttentionTilesThreads / 8 * 8 * kAttentionTilesThreads);
+/// Registers a thread keeps on each side (setmaxnreg) with `groups`
+/// multiplying warpgroups: the block's pool is what it is launched with
+/// (MatmulWgmma.cpp), 65536 / threads each (168 for 384 threads, 128 for
+/// 512), and D = 64's accumulators fit 160 without spills.
+struct RoleRegisters {
+  int32_t producer, consumer;
+};
+constexpr RoleRegisters roleRegisters(int64_t groups) {
+  return groups == 2 ? RoleRegisters{56, 224} : RoleRegisters{24, 160};
+}
+constexpr bool fitsLaunchRegisters(int64_t threads) {
+  int64_t groups = threads / kGroupThreads - 1;
+  RoleRegisters roles = roleRegisters(groups);
+  return kGroupThreads * roles.producer +
+             groups * kGroupThreads * roles.consumer <=
+         65536 / threads / 8 * 8 * threads;
+}
+static_assert(fitsLaunchRegisters(kAttentionTilesThreads) &&
+              fitsLaunchRegisters(kAttentionTilesWideThreads));
+/// A wide block's time (three multiplying warpgroups) against a narrow
+/// one's (two), as wide : narrow: 1.3 (H200, D = 64, 2026-12-03: 5262
+/// against 6155 us at 16384 rows, 21 waves of wide blocks against 32).
+constexpr struct {
+  int64_t wide, narrow;
+} kAttentionTilesWideBlockTime{13, 10};
 /// Barriers of the "full" group: Q, then K and V of each stage; of the
 /// "empty" group: K and V of each stage, released apart (K once its scores
 /// are computed, a step before V), so that the next K loads early.
@@ -95,9 +113,10 @@ constexpr int64_t kValuesReleased = kStages;
 constexpr int64_t kEmptyBarriers = 2 * kStages;
 
 /// Byte offsets of the tiles in shared memory (from a swizzle boundary),
-/// for head size `head`.
+/// for head size `head` and `groups` multiplying warpgroups.
 struct SharedLayout {
   int64_t head;
+  int64_t groups;
 
   constexpr int64_t headBoxes() const { return head / kBox; }
   /// Q: warpgroup g's rows, box b of the head at (g * headBoxes + b).
@@ -105,7 +124,7 @@ struct SharedLayout {
     return (group * headBoxes() + box) * kBoxBytes;
   }
   constexpr int64_t queryBytes() const {
-    return kAttentionTilesQueries * head * 2;
+    return groups * kGroupRows * head * 2;
   }
   constexpr int64_t keyBytes() const { return kAttentionTilesKeys * head * 2; }
   constexpr int64_t stageBytes() const { return 2 * keyBytes(); }
@@ -130,9 +149,12 @@ struct SharedLayout {
     return queryBytes() + kStages * stageBytes() +
            group * kGroupRows * kAttentionTilesKeys * 2;
   }
-  constexpr int64_t total() const { return probabilities(kWarpgroups); }
+  constexpr int64_t total() const { return probabilities(groups); }
 };
-static_assert(SharedLayout{128}.total() + kSwizzleAlignment <= 227 * 1024);
+static_assert(SharedLayout{128, 2}.total() + kSwizzleAlignment <= 227 * 1024 &&
+              SharedLayout{kAttentionTilesWideMaxHead, 3}.total() +
+                      kSwizzleAlignment <=
+                  227 * 1024);
 
 /// A warpgroup MMA's shared-memory matrix descriptor (PTX ISA, "Matrix
 /// Descriptor Format") of the 128-byte-swizzled tile at shared address
@@ -205,13 +227,25 @@ Value shuffleXor(OpBuilder &b, Location loc, Value value, int32_t offset) {
 
 class AttentionTiles {
 public:
-  AttentionTiles(Location loc, KernelOp kernel, const KernelBuffers &buffers,
-                 const AttentionKernelShape &shape)
+  AttentionTiles(Location loc, KernelOp kernel, KernelPlanAttr plan,
+                 const KernelBuffers &buffers,
+                 const AttentionKernelShape &shape, StringRef nameSuffix = "")
       : loc(loc), kernel(kernel), buffers(buffers), shape(shape),
-        head(shapeOf(shape.queries).back()), layout{head},
+        nameSuffix(nameSuffix),
+        head(shapeOf(shape.queries).back()),
+        groups(plan.getThreads() / kGroupThreads - 1),
+        blockRows(attentionTilesQueries(plan.getThreads())),
+        layout{head, groups},
         element(getElementTypeOrSelf(shape.queries.getType())) {}
 
   LogicalResult emit(OpBuilder &b);
+  /// On the host: the launch's blocks, a batch's query rows a block.
+  Value blocksOf(OpBuilder &b) const {
+    Value queryTiles = arith::CeilDivUIOp::create(
+        b, loc, rowsOf(b, shape.queries), indexConst(b, loc, blockRows));
+    return arith::MulIOp::create(b, loc, product(b, loc, batchSizes(b)),
+                                 queryTiles);
+  }
 
 private:
   /// The output's batch axes (all but the last two).
@@ -243,7 +277,10 @@ private:
   KernelOp kernel;
   const KernelBuffers &buffers;
   AttentionKernelShape shape;
+  StringRef nameSuffix;
   int64_t head;
+  /// The multiplying warpgroups, and the block's query rows.
+  int64_t groups, blockRows;
   SharedLayout layout;
   Type element;
   /// On the host: the tensor maps of Q, K and V.
@@ -322,7 +359,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     queryTile = arith::RemUIOp::create(b, loc, ids.block, queryTiles);
   }
   Value row0 = arith::MulIOp::create(
-      b, loc, queryTile, indexConst(b, loc, kAttentionTilesQueries));
+      b, loc, queryTile, indexConst(b, loc, blockRows));
   SmallVector<Value> batch = delinearize(b, loc, batchFlat, batchSizes(b));
   Value queries = rowsOf(b, shape.queries);
   Value keys = rowsOf(b, shape.keys);
@@ -336,7 +373,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     Value lastRow = arith::MinUIOp::create(
         b, loc,
         arith::AddIOp::create(b, loc, row0,
-                              indexConst(b, loc, kAttentionTilesQueries - 1)),
+                              indexConst(b, loc, blockRows - 1)),
         arith::SubIOp::create(b, loc, queries, one));
     Value lastSeen = arith::AddIOp::create(b, loc, lastRow, offset);
     Value seen = arith::AddIOp::create(
@@ -375,7 +412,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
                                     kEmptyBarriers));
-  int64_t consumerWarps = kWarpgroups * 4;
+  int64_t consumerWarps = groups * 4;
   emitIf(b, loc, isThreadZero(b, loc, ids.thread), [&] {
     for (int64_t i = 0; i < kFullBarriers; ++i)
       nvgpu::MBarrierInitOp::create(b, loc, full, one, indexConst(b, loc, i),
@@ -392,7 +429,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   auto role = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
-                            indexConst(b, loc, kWarpgroups)),
+                            indexConst(b, loc, groups)),
       /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   auto stageOf = [&](Value step) {
@@ -417,7 +454,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // each step's K and V once the multiplying warps have released the stage
   // (a fresh barrier counts as completed for the round before the first).
   b.setInsertionPoint(role.thenBlock()->getTerminator());
-  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+  NVVM::SetMaxRegisterOp::create(b, loc, roleRegisters(groups).producer,
                                  NVVM::SetMaxRegisterAction::decrease);
   Value batchQ = batchOf(b, shape.queries, batch);
   Value batchK = batchOf(b, shape.keys, batch);
@@ -425,14 +462,14 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   emitIf(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ids.thread,
-                            indexConst(b, loc, kWarpgroups * 128)),
+                            indexConst(b, loc, groups * 128)),
       [&] {
         Value loaded = indexConst(b, loc, kQueriesLoaded);
         nvgpu::MBarrierArriveExpectTxOp::create(
             b, loc, full, byteConst(layout.queryBytes()), loaded,
             /*predicate=*/Value());
         // Coordinates are innermost first.
-        for (int64_t g = 0; g < kWarpgroups; ++g)
+        for (int64_t g = 0; g < groups; ++g)
           for (int64_t h = 0; h < boxes; ++h)
             nvgpu::TmaAsyncLoadOp::create(
                 b, loc,
@@ -489,7 +526,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
 
   // The products and the softmax, by the other warpgroups.
   b.setInsertionPoint(role.elseBlock()->getTerminator());
-  NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+  NVVM::SetMaxRegisterOp::create(b, loc, roleRegisters(groups).consumer,
                                  NVVM::SetMaxRegisterAction::increase);
   // Fragment layout of warpgroup MMA (PTX ISA, "wgmma .m64nNk16" register
   // fragment D): lane l of warp w holds rows 16 w + l / 4 and 8 rows below,
@@ -1020,24 +1057,20 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
 
 LogicalResult AttentionTiles::emit(OpBuilder &b) {
   // On the host: the tensor maps (3-D, so that TMA fills zeros past each
-  // batch's rows) and a block per batch and 128 query rows.
+  // batch's rows) and a block per batch and blockRows query rows.
   mapQ = createTensorMap(b, loc, asBatches(b, shape.queries), kBoxShape);
   mapK = createTensorMap(b, loc, asBatches(b, shape.keys), kBoxShape);
   mapV = createTensorMap(b, loc, asBatches(b, shape.values), kBoxShape);
-  Value queryTiles =
-      arith::CeilDivUIOp::create(b, loc, rowsOf(b, shape.queries),
-                                 indexConst(b, loc, kAttentionTilesQueries));
-  Value blocks =
-      arith::MulIOp::create(b, loc, product(b, loc, batchSizes(b)), queryTiles);
   // At least one block (no rows: it has nothing to do).
-  Value grid = arith::MaxUIOp::create(b, loc, blocks, indexConst(b, loc, 1));
+  Value grid =
+      arith::MaxUIOp::create(b, loc, blocksOf(b), indexConst(b, loc, 1));
   return emitLaunch(
-      b, loc, kernel, grid, kAttentionTilesThreads,
+      b, loc, kernel, grid, (groups + 1) * kGroupThreads,
       [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
         SmallVector<Value> sizes = batchSizes(b);
         Value tiles = arith::CeilDivUIOp::create(
             b, loc, rowsOf(b, shape.queries),
-            indexConst(b, loc, kAttentionTilesQueries));
+            indexConst(b, loc, blockRows));
         Value blocks =
             arith::MulIOp::create(b, loc, product(b, loc, sizes), tiles);
         LogicalResult body = success();
@@ -1047,7 +1080,8 @@ LogicalResult AttentionTiles::emit(OpBuilder &b) {
                [&] { body = emitBody(b, ids, tiles); });
         return body;
       },
-      /*shared=*/{}, /*clusterBlocks=*/0, layout.total() + kSwizzleAlignment);
+      /*shared=*/{}, /*clusterBlocks=*/0, layout.total() + kSwizzleAlignment,
+      nameSuffix);
 }
 
 LogicalResult codegen::emitAttentionTiles(OpBuilder &b, Location loc,
@@ -1057,5 +1091,40 @@ LogicalResult codegen::emitAttentionTiles(OpBuilder &b, Location loc,
   FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
   if (failed(shape))
     return kernel.emitOpError("cannot run as attention_tiles: ") << why;
-  return AttentionTiles(loc, kernel, buffers, *shape).emit(b);
+  if (plan.getThreads() != kAttentionTilesWideThreads)
+    return AttentionTiles(loc, kernel, plan, buffers, *shape).emit(b);
+  // Three multiplying warpgroups (wide) where that takes fewer waves of
+  // blocks, weighed by a wide block's time; else two (narrow: a launch of
+  // few blocks, where the last wave's are what the wide ones cut fewer).
+  // Chosen on the host, from the call's rows and multiprocessors.
+  AttentionTiles wide(loc, kernel, plan, buffers, *shape);
+  AttentionTiles narrow(
+      loc, kernel,
+      KernelPlanAttr::get(b.getContext(), plan.getStrategy(),
+                          kAttentionTilesThreads, plan.getVector(),
+                          plan.getRow(), plan.getCluster(), plan.getPasses(),
+                          plan.getSplit()),
+      buffers, *shape, "_narrow");
+  FailureOr<Value> multiprocessors = multiprocessorCount(b, loc);
+  if (failed(multiprocessors))
+    return failure();
+  auto weighedWaves = [&](AttentionTiles &tiles, int64_t weight) {
+    return arith::MulIOp::create(
+        b, loc,
+        arith::CeilDivUIOp::create(b, loc, tiles.blocksOf(b), *multiprocessors),
+        indexConst(b, loc, weight));
+  };
+  auto ifOp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult,
+          weighedWaves(wide, kAttentionTilesWideBlockTime.wide),
+          weighedWaves(narrow, kAttentionTilesWideBlockTime.narrow)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (failed(wide.emit(b)))
+    return failure();
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  return narrow.emit(b);
 }

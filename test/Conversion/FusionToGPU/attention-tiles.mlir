@@ -12,7 +12,8 @@
 // The other two multiply. Step 0: S = Q K^T in 4 MMAs of 16 along the head
 // (K read K-major: B `col`, the first MMA replacing the accumulator), K
 // released, the scores' math (the scale) for pairs of adjacent keys, its
-// roundings to bf16 one packed conversion per pair (no scalar truncf),
+// roundings to bf16 packed conversions with a zero low half (no scalar
+// truncf),
 // keys past the end masked only in a partial step, the rows' maxima over the lane quads (shuffles 1 and 2),
 // ex2.approx, the probabilities stored as bf16 pairs into the warpgroup's
 // swizzled tiles, fenced for the async proxy, a named barrier of the
@@ -95,6 +96,62 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
     %scale = fusion.constant dense<0.125> : tensor<bf16>
     %t = fusion.mul %s, %scale : (tensor<2x4x?x?xbf16>, tensor<bf16>) -> tensor<2x4x?x?xbf16>
     %p = fusion.softmax %t axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
+// A plan of 512 threads (D = 64): on the host, the launch of three
+// multiplying warpgroups, a block per batch and 192 query rows, where its
+// waves of blocks (over the device's multiprocessors) weighed 13 take
+// fewer than those of two warpgroups and 128 rows weighed 10; else that
+// narrow launch (`_narrow`, as a plan of 384 threads). The wide block:
+// Q 24 KiB, the probabilities 48 KiB, each stage's "empty" barriers
+// counting 12 warps; the loading warpgroup keeps 24 registers a thread and
+// the others 160 (the block's pool: 128 for each of 512 threads). Q's rows
+// in three TMA boxes, one per warpgroup.
+// CHECK-LABEL: func.func @prefill_wide
+// CHECK: %[[SMS:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK-DAG: %[[NARROW:.+]] = arith.ceildivui %{{.+}}, %c128 : index
+// CHECK-DAG: %[[WIDE:.+]] = arith.ceildivui %{{.+}}, %c192 : index
+// CHECK: %[[WIDE_WAVES:.+]] = arith.muli %{{.+}}, %c13 : index
+// CHECK: %[[CHOICE:.+]] = arith.cmpi ult, %[[WIDE_WAVES]], %{{.+}} : index
+// CHECK: scf.if %[[CHOICE]] {
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
+// CHECK-SAME: dynamic_shared_memory_size %c140288_i32 module(@prefill_wide_k0_module) function(@prefill_wide_k0)
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: nvgpu.mbarrier.init %{{.+}}[%{{.+}}], %c12 :
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: arith.cmpi eq, %{{.+}}, %c384 : index
+// CHECK-COUNT-3: nvgpu.tma.async.load
+// CHECK: scf.for
+// CHECK: nvvm.setmaxregister  increase 160
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: } else {
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
+// CHECK-SAME: dynamic_shared_memory_size %c115712_i32 module(@prefill_wide_k0_narrow_module) function(@prefill_wide_k0_narrow)
+// CHECK: nvvm.setmaxregister  decrease 56
+// PTX: gpu.binary @prefill_wide_k0_module
+// PTX-SAME: .maxntid 512, 1, 1
+// PTX-SAME: setmaxnreg.dec.sync.aligned.u32 \0924;
+// PTX-SAME: setmaxnreg.inc.sync.aligned.u32 \09160;
+// PTX: gpu.binary @prefill_wide_k0_narrow_module
+// PTX-SAME: .maxntid 384, 1, 1
+// CUBIN: gpu.binary @prefill_wide_k0_module
+// CUBIN-SAME: bin = "\7FELF
+// CUBIN: gpu.binary @prefill_wide_k0_narrow_module
+func.func @prefill_wide(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_wide_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 512, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x?x?xbf16>
     %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
     fusion.yield %o : tensor<2x4x?x64xbf16>
   }

@@ -208,7 +208,7 @@ func.func @attention_tiles_head_32(%q: tensor<4x256x32xbf16>, %k: tensor<4x?x32x
 // -----
 
 func.func @attention_tiles_threads(%q: tensor<4x256x64xbf16>, %k: tensor<4x?x64xbf16>, %v: tensor<4x?x64xbf16>) -> tensor<4x256x64xbf16> {
-  // expected-error @+1 {{plan does not fit: an attention_tiles plan has 384 threads and vectors of 2}}
+  // expected-error @+1 {{plan does not fit: an attention_tiles plan has 384 or 512 threads}}
   %0 = fusion.kernel attention (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 256, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<4x256x64xbf16>, tensor<4x?x64xbf16>, tensor<4x?x64xbf16>) -> tensor<4x256x64xbf16> {
   ^bb0(%a: tensor<4x256x64xbf16>, %b: tensor<4x?x64xbf16>, %c: tensor<4x?x64xbf16>):
     %kt = fusion.transpose %b permutation = [0, 2, 1] : tensor<4x?x64xbf16> -> tensor<4x64x?xbf16>
@@ -218,4 +218,19 @@ func.func @attention_tiles_threads(%q: tensor<4x256x64xbf16>, %k: tensor<4x?x64x
     fusion.yield %o : tensor<4x256x64xbf16>
   }
   return %0 : tensor<4x256x64xbf16>
+}
+
+// -----
+
+func.func @attention_tiles_wide_d128(%q: tensor<4x256x128xbf16>, %k: tensor<4x?x128xbf16>, %v: tensor<4x?x128xbf16>) -> tensor<4x256x128xbf16> {
+  // expected-error @+1 {{plan does not fit: an attention_tiles plan of 512 threads has head sizes up to 64 (the accumulators of larger ones spill)}}
+  %0 = fusion.kernel attention (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 512, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<4x256x128xbf16>, tensor<4x?x128xbf16>, tensor<4x?x128xbf16>) -> tensor<4x256x128xbf16> {
+  ^bb0(%a: tensor<4x256x128xbf16>, %b: tensor<4x?x128xbf16>, %c: tensor<4x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 2, 1] : tensor<4x?x128xbf16> -> tensor<4x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<4x256x128xbf16>, tensor<4x128x?xbf16>) -> tensor<4x256x?xbf16>
+    %p = fusion.softmax %s axis = 2 : tensor<4x256x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<4x256x?xbf16>, tensor<4x?x128xbf16>) -> tensor<4x256x128xbf16>
+    fusion.yield %o : tensor<4x256x128xbf16>
+  }
+  return %0 : tensor<4x256x128xbf16>
 }

@@ -715,8 +715,10 @@ func.func @attention_decode_grouped(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x
   return %0 : tensor<2x2x4x1x64xbf16>
 }
 
+// Many query rows: tensor-core tiles, three multiplying warpgroups of 64
+// rows for D = 64 (512 threads), two for D = 128 (their accumulators).
 // CHECK-LABEL: func @attention_prefill
-// CHECK: plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>
+// CHECK: plan = #fusion.plan<attention_tiles, threads = 512, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>
 // SM80-LABEL: func @attention_prefill
 // SM80: plan = #fusion.plan<per_element
 func.func @attention_prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
@@ -729,6 +731,20 @@ func.func @attention_prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16
     fusion.yield %o : tensor<2x4x?x64xbf16>
   }
   return %0 : tensor<2x4x?x64xbf16>
+}
+
+// CHECK-LABEL: func @attention_prefill_d128
+// CHECK: plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>
+func.func @attention_prefill_d128(%q: tensor<2x4x?x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x?x128xbf16> {
+  %0 = fusion.kernel attention (%q, %k, %v) : (tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x?x128xbf16> {
+  ^bb0(%a: tensor<2x4x?x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x128xbf16> -> tensor<2x4x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x128xbf16>, tensor<2x4x128x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x?x128xbf16>
+    fusion.yield %o : tensor<2x4x?x128xbf16>
+  }
+  return %0 : tensor<2x4x?x128xbf16>
 }
 
 // CHECK-LABEL: func @attention

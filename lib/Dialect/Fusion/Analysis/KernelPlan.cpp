@@ -1390,8 +1390,14 @@ KernelPlanAttr fusion::planKernel(KernelOp kernel, const PlanOptions &options,
         reason = combineAttentionReasons(rows, tiles);
         break;
       }
+      // Three multiplying warpgroups where their registers hold the
+      // accumulators (more warps to cover each one's waits).
+      int64_t threads =
+          shapeOf(kernel.getResult(0)).back() <= kAttentionTilesWideMaxHead
+              ? kAttentionTilesWideThreads
+              : kAttentionTilesThreads;
       return KernelPlanAttr::get(context, KernelStrategy::attention_tiles,
-                                 kAttentionTilesThreads, /*vector=*/2,
+                                 threads, /*vector=*/2,
                                  RowStorage::none, /*cluster=*/1, once,
                                  /*split=*/1);
     }
@@ -1612,9 +1618,18 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     message = whyNotAttentionTiles(kernel, target);
     if (!message.empty())
       return message;
-    if (plan.getThreads() != kAttentionTilesThreads || plan.getVector() != 2)
-      os << "an attention_tiles plan has " << kAttentionTilesThreads
-         << " threads and vectors of 2";
+    if (plan.getVector() != 2)
+      return "an attention_tiles plan has vectors of 2";
+    int64_t head = shapeOf(kernel.getResult(0)).back();
+    if (plan.getThreads() == kAttentionTilesWideThreads &&
+        head > kAttentionTilesWideMaxHead)
+      os << "an attention_tiles plan of " << kAttentionTilesWideThreads
+         << " threads has head sizes up to " << kAttentionTilesWideMaxHead
+         << " (the accumulators of larger ones spill)";
+    else if (plan.getThreads() != kAttentionTilesThreads &&
+             plan.getThreads() != kAttentionTilesWideThreads)
+      os << "an attention_tiles plan has " << kAttentionTilesThreads << " or "
+         << kAttentionTilesWideThreads << " threads";
     return message;
   }
   case KernelStrategy::per_element:

@@ -335,12 +335,20 @@ int64_t getAttentionRowsStages(KernelOp kernel, KernelPlanAttr plan);
 /// D / 16 lanes), the output's batch axes the scores'.
 std::string whyNotAttentionRows(KernelOp kernel);
 
-/// The `attention_tiles` strategy (sm_90): a block per 128 query rows of a
-/// batch, two warpgroups multiplying 64 rows each on the tensor cores, a
-/// third loading K and V, 128 keys a step.
-constexpr int64_t kAttentionTilesQueries = 128;
+/// The `attention_tiles` strategy (sm_90): a block of warpgroups per
+/// batch and 64 query rows per multiplying warpgroup, each multiplying its
+/// rows on the tensor cores, and one more loading K and V, 128 keys a
+/// step. The plan's threads say how many: 384 (two multiplying) or 512
+/// (three, whose registers hold the accumulators of D = 64 only).
+constexpr int64_t kAttentionTilesGroupRows = 64;
 constexpr int64_t kAttentionTilesKeys = 128;
 constexpr int64_t kAttentionTilesThreads = 384;
+constexpr int64_t kAttentionTilesWideThreads = 512;
+constexpr int64_t kAttentionTilesWideMaxHead = 64;
+/// The query rows of an attention_tiles block of `threads`.
+constexpr int64_t attentionTilesQueries(int64_t threads) {
+  return (threads / 128 - 1) * kAttentionTilesGroupRows;
+}
 /// Under a key limit, its blocks are ordered in groups of batches of about
 /// this many blocks (one block per SM: about a wave of an H200's 132), the
 /// longest first within a group.

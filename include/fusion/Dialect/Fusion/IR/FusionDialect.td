@@ -145,12 +145,13 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       kernel with few query rows, as in decoding: a block per query row and
       range of keys, the softmax online, a row's ranges combined through
       a cluster or by its last block), `attention_tiles` (an `attention` kernel with many query
-      rows, on sm_90 tensor cores: a block per 128 query rows, K and V
-      tiles of 128 keys through TMA, the scores and the online softmax in
-      registers).
+      rows, on sm_90 tensor cores: a block per 64 query rows of each
+      multiplying warpgroup, K and V tiles of 128 keys through TMA, the
+      scores and the online softmax in registers).
     - `threads`: threads per block (for a staged `attention_rows` plan, per
       query row: a block takes as many of the rows reading the same K and V
-      as fit 1024 threads).
+      as fit 1024 threads; for `attention_tiles`, 384 or 512: two or three
+      multiplying warpgroups and one loading).
     - `vector`: elements per vector access along the innermost dimension
       (for a row of dynamic length: where its length is a multiple of it
       at run time, else single elements; for `attention_rows`, the elements
