@@ -34,11 +34,22 @@ Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
   if (!lanes)
     return extendToF32(b, loc, memref::LoadOp::create(b, loc, buffer, index));
   if (gatherLoads) {
+    // Lanes past the row's end (whose values the caller masks) read its
+    // last element: in bounds at the end of the buffer.
+    auto memref = cast<MemRefType>(buffer.getType());
+    Value last = arith::SubIOp::create(
+        b, loc, memref::DimOp::create(b, loc, buffer, memref.getRank() - 1),
+        indexConst(b, loc, 1));
     SmallVector<Value> elements;
     SmallVector<Value> at(index);
     for (int64_t lane = 0; lane < width; ++lane) {
-      at.back() =
-          arith::AddIOp::create(b, loc, index.back(), indexConst(b, loc, lane));
+      at.back() = lane == 0 ? index.back()
+                            : arith::MinUIOp::create(
+                                  b, loc,
+                                  arith::AddIOp::create(
+                                      b, loc, index.back(),
+                                      indexConst(b, loc, lane)),
+                                  last);
       elements.push_back(
           extendToF32(b, loc, memref::LoadOp::create(b, loc, buffer, at)));
     }

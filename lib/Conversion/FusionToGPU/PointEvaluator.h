@@ -55,7 +55,8 @@ public:
   bool packedRounding = false;
 
   /// Inputs read in lanes are read element by element (rows of any length,
-  /// so vectors could be misaligned).
+  /// so vectors could be misaligned), lanes past a row's end at its last
+  /// element.
   bool gatherLoads = false;
 
   /// Element (`row`, `col`) of matmul operand `operand` for the output

@@ -275,7 +275,9 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // A bias read per score (f32, broadcast over the batch): each thread asks
 // L2 for its two lines of the warpgroup's 64 rows x 128 keys of the bias
 // two key tiles ahead (prefetch), tiles 0 to 2 before the loop, then one
-// tile a step while the products run; the bias is then read per score.
+// tile a step while the products run; the bias is then read per score,
+// a pair of keys as two loads, the second's key at most the row's last
+// (in bounds where the first is the last key).
 // CHECK-LABEL: func.func @prefill_bias
 // CHECK: gpu.launch
 // CHECK-COUNT-6: nvvm.prefetch level = L2
@@ -283,7 +285,12 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-COUNT-2: nvvm.prefetch level = L2
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: memref.load %{{.+}} : memref<1x4x?x?xf32>
+// CHECK: %[[KEYS:.+]] = memref.dim %{{.+}}, %c3{{.*}} : memref<1x4x?x?xf32>
+// CHECK: %[[LAST:.+]] = arith.subi %[[KEYS]], %c1
+// CHECK: memref.load %{{.+}}{{\[}}%{{.+}}, %{{.+}}, %{{.+}}, %[[FIRST:.+]]] : memref<1x4x?x?xf32>
+// CHECK: %[[NEXT:.+]] = arith.addi %[[FIRST]], %c1
+// CHECK: %[[SECOND:.+]] = arith.minui %[[NEXT]], %[[LAST]] : index
+// CHECK: memref.load %{{.+}}{{\[}}%{{.+}}, %{{.+}}, %{{.+}}, %[[SECOND]]] : memref<1x4x?x?xf32>
 func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<1x4x?x?xf32>) -> tensor<2x4x?x64xbf16> {
   %0 = fusion.kernel attention "prefill_bias_k0" (%q, %k, %v, %bias) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<1x4x?x?xf32>) -> tensor<2x4x?x64xbf16> {
   ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>, %d: tensor<1x4x?x?xf32>):
