@@ -53,8 +53,9 @@ LogicalResult emitMatmulWgmma(OpBuilder &b, Location loc, KernelOp kernel,
 LogicalResult emitAttentionRows(OpBuilder &b, Location loc, KernelOp kernel,
                                 KernelPlanAttr plan,
                                 const KernelBuffers &buffers);
-/// `attention_tiles`: a block per 128 query rows on sm_90 tensor cores,
-/// the softmax online (AttentionTiles.cpp).
+/// `attention_tiles`: a block per 128 or 192 query rows (the plan's
+/// threads; with 512, the host picks per call) on sm_90 tensor cores, the
+/// softmax online (AttentionTiles.cpp).
 LogicalResult emitAttentionTiles(OpBuilder &b, Location loc, KernelOp kernel,
                                  KernelPlanAttr plan,
                                  const KernelBuffers &buffers);
