@@ -25,7 +25,9 @@ config.substitutions.append(("%mlir_version", config.mlir_version))
 # and ptxas are.
 llvm_config.with_system_environment(
     ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME", "CUDA_ROOT", "CUDA_PATH",
-     "ASAN_OPTIONS", "UBSAN_OPTIONS", "CFLAGS", "CXXFLAGS", "LDFLAGS"])
+     "ASAN_OPTIONS", "UBSAN_OPTIONS", "CFLAGS", "CXXFLAGS", "LDFLAGS",
+     # Tests that draw a fresh random seed print it; this reruns one.
+     "FUSION_TEST_SEED"])
 # scripts/sanitize.sh: uninstrumented programs (Python, which loads the
 # instrumented runtime) get the sanitizer runtimes first.
 if os.environ.get("FUSION_TEST_PRELOAD"):

@@ -1,10 +1,25 @@
 """Helpers for executed tests: fresh random inputs, tolerances per dtype,
 and the check that a result matches its reference."""
 
+import os
+
 import numpy as np
 
 # Relative error ||out - ref|| / ||ref|| allowed per output element type.
 TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2, "i1": 0.0}
+
+
+def fresh_seed():
+    """A fresh random seed, printed so a failure can be rerun with
+    FUSION_TEST_SEED=<seed> (lit passes it through)."""
+    seed = int(os.environ.get("FUSION_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+    print(f"seed {seed}")
+    return seed
+
+
+def fresh_rng():
+    """A numpy generator from fresh_seed()."""
+    return np.random.default_rng(fresh_seed())
 
 
 def random_input(rng, tensor_type, shape=None, low=-2.0, high=2.0):

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from fusion import cpu
+from fusion import cpu, testing
 
 build_dir, work = sys.argv[1:3]
 source = os.path.join(work, "in_place.mlir")
@@ -71,7 +71,7 @@ for name, pairs in expected_pairs.items():
     failures += not ok
     print(f"{'ok  ' if ok else 'FAIL'} {name}: in_place {sorted(got)} (expected {sorted(pairs)})")
 
-rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+rng = testing.fresh_rng()
 
 
 def reference(name, args):

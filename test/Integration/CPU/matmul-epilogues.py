@@ -16,7 +16,7 @@ from fusion import cpu, testing
 
 build_dir, src_root, work_dir = sys.argv[1:4]
 os.makedirs(work_dir, exist_ok=True)
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 
 sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
 import matmul_cases  # noqa: E402

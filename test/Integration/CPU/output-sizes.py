@@ -32,7 +32,7 @@ func.func @t(%a: tensor<?x4xf32>) -> tensor<4x?xf32> {
   return %0 : tensor<4x?xf32>
 }
 """)
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 failures = []
 for fuse in (True, False):
     tag = "fused" if fuse else "unfused"

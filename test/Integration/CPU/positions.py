@@ -15,7 +15,7 @@ import numpy as np
 from fusion import cpu, testing
 
 build_dir, work_dir = sys.argv[1:3]
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 source = os.path.join(work_dir, "positions.mlir")
 with open(source, "w") as f:
     f.write("""

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from fusion import cpu, random_graphs, tools
+from fusion import cpu, random_graphs, testing, tools
 
 parser = argparse.ArgumentParser()
 parser.add_argument("build_dir")
@@ -37,7 +37,7 @@ with open(source, "w") as f:
 
 fused = cpu.compile(source, args.build_dir, fuse=True, work_dir=args.work_dir, debug=True)
 unfused = cpu.compile(source, args.build_dir, fuse=False, work_dir=args.work_dir, debug=True)
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 checker = random_graphs.GraphChecker(rng, absolute=ABSOLUTE_F32)
 failures = checker.failures
 

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from fusion import cpu, runtime
+from fusion import cpu, runtime, testing
 
 build_dir, work_dir = sys.argv[1:3]
 os.makedirs(work_dir, exist_ok=True)
@@ -24,7 +24,7 @@ func.func @scale(%x: tensor<?x8xf32>, %w: tensor<8xf32>) -> tensor<?x8xf32> {
 compiled = cpu.compile(source, build_dir, work_dir=work_dir, debug=True)
 module = runtime.load(compiled.path, debug=True)
 fn = module.scale
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 x = rng.standard_normal((5, 8)).astype(np.float32)
 w = rng.standard_normal(8).astype(np.float32)
 

@@ -44,7 +44,7 @@ func.func @row_sums(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?xf32>,
   return %0, %1 : tensor<?xf32>, tensor<?xf32>
 }
 """)
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 
 
 def rand(*shape):

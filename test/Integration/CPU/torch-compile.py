@@ -27,13 +27,13 @@ import sys
 import torch
 
 import fusion.backend
-from fusion import cpu, torch_blocks
+from fusion import cpu, testing, torch_blocks
 
 build_dir, work = sys.argv[1:3]
 child = len(sys.argv) > 3  # the second process: the same blocks, cache only
-seed = int.from_bytes(os.urandom(4), "little")
+seed = testing.fresh_seed()
 torch.manual_seed(seed)
-print(f"torch {torch.__version__}, seed {seed}")
+print(f"torch {torch.__version__}")
 cache = os.environ["FUSION_CACHE_DIR"]
 backend = fusion.backend.make_backend(build_dir=build_dir, debug=True)
 

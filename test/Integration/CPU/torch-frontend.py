@@ -13,13 +13,13 @@ import sys
 import numpy as np
 import torch
 
-from fusion import cpu, fx, torch_blocks
+from fusion import cpu, fx, testing, torch_blocks
 
 build_dir, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
-seed = int.from_bytes(os.urandom(4), "little")
+seed = testing.fresh_seed()
 torch.manual_seed(seed)
-print(f"torch {torch.__version__}, seed {seed}")
+print(f"torch {torch.__version__}")
 
 
 blocks = torch_blocks.blocks()

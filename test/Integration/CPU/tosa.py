@@ -19,6 +19,8 @@ import sys
 import ml_dtypes
 import numpy as np
 
+from fusion import testing
+
 build_dir, mlir_lib, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 fusion_opt = os.path.join(build_dir, "bin", "fusion-opt")
@@ -26,12 +28,29 @@ runner = os.path.join(os.path.dirname(mlir_lib), "bin", "mlir-runner")
 libs = ",".join(os.path.join(mlir_lib, f) for f in
                 ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
 
-seed = int(os.environ.get("FUSION_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
-print(f"seed {seed}")
-rng = np.random.default_rng(seed)
-x = rng.uniform(-2, 2, (1, 8, 64)).astype(np.float32)
-w = rng.uniform(-0.3, 0.3, (1, 64, 32)).astype(np.float32)
-b = rng.uniform(-1, 1, (1, 1, 32)).astype(np.float32)
+rng = testing.fresh_rng()
+
+
+def pre_activation(x, w, b):
+    """`a` of the model in float64 (the bf16 round trip as ml_dtypes rounds)."""
+    X, W, B = (v.astype(np.float64) for v in (x, w, b))
+    n = X / np.sqrt((X * X).sum(-1, keepdims=True) / 64 + 1e-6)
+    n = n.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+    return n @ W + B
+
+
+# The model selects tanh or sigmoid by the sign of `a`, a jump of 0.5 at 0:
+# an `a` within rounding of 0 (f32 sums, or an f32 normalized value one ulp
+# from numpy's rounding to the other bf16 neighbour, ~3e-3 in `a`) takes
+# either branch, and the jump spreads through the row's softmax (seed
+# 2192540295 drew a = 3.5e-8 and failed on both paths alike). Inputs are
+# drawn again until every |a| keeps a margin of 1e-2 from the jump.
+while True:
+    x = rng.uniform(-2, 2, (1, 8, 64)).astype(np.float32)
+    w = rng.uniform(-0.3, 0.3, (1, 64, 32)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, 1, 32)).astype(np.float32)
+    if np.abs(pre_activation(x, w, b)).min() >= 1e-2:
+        break
 
 
 def dense(a):
@@ -129,12 +148,9 @@ def run(pipeline_args):
 upstream = run([f"--pass-pipeline={UPSTREAM}"])
 fused = run(["--convert-tosa-to-fusion", "--fusion-to-cpu"])
 
-# The numpy reference in float64 (the bf16 round trip as ml_dtypes rounds).
+# The numpy reference in float64.
 from math import erf  # noqa: E402
-X, W, B = (v.astype(np.float64) for v in (x, w, b))
-n = X / np.sqrt((X * X).sum(-1, keepdims=True) / 64 + 1e-6)
-n = n.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
-a = n @ W + B
+a = pre_activation(x, w, b)
 t = np.tanh(np.clip(a, -1.5, 1.5))
 sg = 1 / (1 + np.exp(-a))
 e = np.vectorize(erf)(a)

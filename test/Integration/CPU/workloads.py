@@ -14,7 +14,7 @@ from fusion import cpu, testing
 
 build_dir, src_root, work_dir = sys.argv[1:4]
 os.makedirs(work_dir, exist_ok=True)
-rng = np.random.default_rng()
+rng = testing.fresh_rng()
 
 # The benchmark's workloads at CPU-sized shapes ("tiny": rows of 96, not a
 # power of two).
