@@ -454,3 +454,15 @@ LogicalResult PointEvaluator::storeOutputs(ArrayRef<Value> outputs,
   }
   return success();
 }
+
+FailureOr<SmallVector<Value>> PointEvaluator::evalOutputs(ArrayRef<Value> index,
+                                                          bool lanes) {
+  SmallVector<Value> values;
+  for (Value value : kernel.getYield().getValues()) {
+    FailureOr<Value> v = eval(value, index, lanes);
+    if (failed(v))
+      return failure();
+    values.push_back(*v);
+  }
+  return values;
+}

@@ -78,6 +78,11 @@ public:
   LogicalResult storeOutputs(ArrayRef<Value> outputs, ArrayRef<Value> index,
                              bool lanes);
 
+  /// What storeOutputs stores, evaluated and not yet stored: a strategy
+  /// stores several points' later, so that no store comes between their
+  /// loads (which may alias it for all LLVM and ptxas know).
+  FailureOr<SmallVector<Value>> evalOutputs(ArrayRef<Value> index, bool lanes);
+
   /// While alive, what the evaluator computes is forgotten at its end: open
   /// one for every loop or branch body the builder enters.
   class CacheScope {
