@@ -1391,8 +1391,7 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
           stored = failure();
           return;
         }
-        for (auto [value, buffer] : llvm::zip(*values, buffers.outputs))
-          store(b, loc, value, buffer, point.index);
+        evaluator.storeValues(*values, buffers.outputs, point.index);
       });
       if (failed(stored))
         return failure();
@@ -1444,8 +1443,7 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
           points.push_back(std::move(*point));
       }
       for (const Point &point : points)
-        for (auto [value, buffer] : llvm::zip(point.values, buffers.outputs))
-          store(b, loc, value, buffer, point.index);
+        evaluator.storeValues(point.values, buffers.outputs, point.index);
 
       b.setInsertionPoint(branch.elseBlock()->getTerminator());
       auto vectors = scf::ForOp::create(

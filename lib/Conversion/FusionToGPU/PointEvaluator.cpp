@@ -455,6 +455,13 @@ LogicalResult PointEvaluator::storeOutputs(ArrayRef<Value> outputs,
   return success();
 }
 
+void PointEvaluator::storeValues(ArrayRef<Value> values,
+                                 ArrayRef<Value> outputs,
+                                 ArrayRef<Value> index) {
+  for (auto [value, buffer] : llvm::zip_equal(values, outputs))
+    store(b, loc, value, buffer, index);
+}
+
 FailureOr<SmallVector<Value>> PointEvaluator::evalOutputs(ArrayRef<Value> index,
                                                           bool lanes) {
   SmallVector<Value> values;

@@ -79,9 +79,14 @@ public:
                              bool lanes);
 
   /// What storeOutputs stores, evaluated and not yet stored: a strategy
-  /// stores several points' later, so that no store comes between their
-  /// loads (which may alias it for all LLVM and ptxas know).
+  /// stores several points' later (storeValues), so that no store comes
+  /// between their loads (which may alias it for all LLVM and ptxas know).
   FailureOr<SmallVector<Value>> evalOutputs(ArrayRef<Value> index, bool lanes);
+
+  /// `values` (evalOutputs') stored into their buffers of `outputs` at
+  /// `index`.
+  void storeValues(ArrayRef<Value> values, ArrayRef<Value> outputs,
+                   ArrayRef<Value> index);
 
   /// While alive, what the evaluator computes is forgotten at its end: open
   /// one for every loop or branch body the builder enters.
