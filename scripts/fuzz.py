@@ -12,13 +12,14 @@ out).
 `sweep` makes each program's variants: every static size (or `?`) replaced
 everywhere by 0, 1, 3 or `?`, and every float type swapped for the others.
 A variant the verifier accepts is a valid program; it must go through
-`fusion-to-cpu` and `fusion-to-nvvm` (fused and one kernel per op) without
+`fusion-to-cpu` and `fusion-to-nvvm` (fused and one kernel per op, and
+fused with the generated matmuls and any epilogue) without
 an error, except a located error that names an unsupported feature
 ("... is not supported ..."), which is counted apart.
 
 `mutate` applies one to three random edits (numbers, types, op names,
 SSA names, lines, characters) to a program and runs it through the CPU and
-GPU pipelines in batches (`--split-input-file`); diagnostics are expected,
+GPU pipelines (that with the generated matmuls too) in batches (`--split-input-file`); diagnostics are expected,
 a crash (signal, assertion, LLVM ERROR, stack dump) is a failure. Crashing
 inputs are written to --out.
 
@@ -48,6 +49,9 @@ PIPELINES = {
     "cpu": ["--fusion-to-cpu"],
     "gpu": ["--fusion-to-nvvm=format=isa"],
     "gpu-unfused": ["--fusion-to-nvvm=fuse=0 format=isa"],
+    # The tensor-core matmuls (sm_90) with any epilogue and prologue fused.
+    "gpu-generated": ["--fusion-to-nvvm=format=isa matmul-backend=generated "
+                      "matmul-epilogue=any"],
 }
 
 
@@ -178,7 +182,7 @@ def sweep(args, tool):
         print("FAIL:", report, "\n")
     valid = len(items) - counts["invalid"]
     print(f"sweep: {len(programs)} programs, {len(items)} variants, {valid} valid: "
-          f"{counts['ok']} compiled for cpu, gpu and gpu-unfused, "
+          f"{counts['ok']} compiled for {', '.join(PIPELINES)}, "
           f"{counts['unsupported']} refused as unsupported, {counts['error']} errors, "
           f"{counts['crash']} crashes")
     return 1 if counts["error"] or counts["crash"] else 0
@@ -292,7 +296,7 @@ def mutate(args, tool):
         batches.append([mutant(rng, programs) for _ in range(size)])
         remaining -= size
     crashes = []
-    jobs = [(b, p) for b in batches for p in ("cpu", "gpu")]
+    jobs = [(b, p) for b in batches for p in ("cpu", "gpu", "gpu-generated")]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for found in pool.map(lambda job: run_batch(tool, *job), jobs):
             crashes.extend(found)
@@ -304,7 +308,8 @@ def mutate(args, tool):
                 f.write(text)
             print(f"FAIL: crash, input in {path}")
     print(f"mutate: {len(programs)} programs, {args.count} mutants through fusion-to-cpu "
-          f"and fusion-to-nvvm (seed {args.seed}): {len(crashes)} crashes")
+          f"and fusion-to-nvvm, also with the generated matmuls (seed {args.seed}): "
+          f"{len(crashes)} crashes")
     return 1 if crashes else 0
 
 

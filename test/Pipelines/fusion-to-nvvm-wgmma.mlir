@@ -27,3 +27,19 @@ func.func @projection_softmax(%x: tensor<?x512xbf16>, %w: tensor<512x256xbf16>) 
   %1 = fusion.softmax %0 axis = 1 : tensor<?x256xbf16>
   return %1 : tensor<?x256xbf16>
 }
+
+// Attention over no keys: the kernels have no MMA left, but their register
+// split (setmaxnreg) is sm_90a's too, which LLVM cannot select for sm_90
+// (it aborted; found by scripts/fuzz.py with sizes set to 0).
+// CHECK: gpu.binary @no_keys_k0_module [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
+// CHECK-SAME: setmaxnreg.inc.sync.aligned.u32
+// CHECK: gpu.binary @no_keys_k0_narrow_module [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
+// CUBIN: gpu.binary @no_keys_k0_module
+// CUBIN-SAME: bin = "\7FELF
+func.func @no_keys(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x0x64xbf16>, %v: tensor<2x4x0x64xbf16>) -> tensor<2x4x256x64xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x0x64xbf16> -> tensor<2x4x64x0xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x256x64xbf16>, tensor<2x4x64x0xbf16>) -> tensor<2x4x256x0xbf16>
+  %p = fusion.softmax %s axis = 3 : tensor<2x4x256x0xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x256x0xbf16>, tensor<2x4x0x64xbf16>) -> tensor<2x4x256x64xbf16>
+  return %o : tensor<2x4x256x64xbf16>
+}

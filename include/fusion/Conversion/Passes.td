@@ -76,10 +76,12 @@ def FusionGuardSizes : Pass<"fusion-guard-sizes", "ModuleOp"> {
 def FusionAttachNvvmTargets : Pass<"fusion-attach-nvvm-targets",
                                    "ModuleOp"> {
   let summary = "Give every gpu.module an NVVM target, sm_90a where its "
-                "kernels use warpgroup MMA";
+                "kernels use instructions only sm_90a has";
   let description = [{
     Upstream's `nvvm-attach-target` with one chip per module: a module whose
-    kernels use `wgmma` (the `matmul_wgmma` strategy) is built for the
+    kernels use `wgmma` (its MMAs, fences or waits) or `setmaxnreg` (the
+    `matmul_wgmma` and `attention_tiles` strategies; a kernel with nothing
+    to multiply keeps its register split and waits) is built for the
     architecture-specific `a` variant of `chip` (`sm_90` -> `sm_90a`), the
     only one with those instructions; every other module for `chip` as
     given. Modules that already have targets keep them.

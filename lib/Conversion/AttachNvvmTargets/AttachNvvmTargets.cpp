@@ -1,4 +1,4 @@
-//===- AttachNvvmTargets.cpp - NVVM targets, sm_90a where wgmma is used ---===//
+//===- AttachNvvmTargets.cpp - NVVM targets, sm_90a where it is needed ----===//
 
 #include "fusion/Conversion/Passes.h"
 
@@ -15,13 +15,18 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 namespace {
-/// Whether `module` uses instructions only the `a` variant of sm_90 has.
-bool usesWarpgroupMma(gpu::GPUModuleOp module) {
+/// Whether `module` uses instructions only the `a` variant of sm_90 has:
+/// warpgroup MMA and its fences and waits, and setmaxnreg (a kernel with
+/// K = 0 has the register split and the waits but no MMA: LLVM cannot
+/// select them for sm_90, found by scripts/fuzz.py).
+bool usesSm90aInstructions(gpu::GPUModuleOp module) {
   return module
       .walk([](Operation *op) {
-        bool wgmma = isa<NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
-                         nvgpu::WarpgroupMmaOp>(op);
-        return wgmma ? WalkResult::interrupt() : WalkResult::advance();
+        bool only90a =
+            isa<NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
+                NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
+                NVVM::SetMaxRegisterOp, nvgpu::WarpgroupMmaOp>(op);
+        return only90a ? WalkResult::interrupt() : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -36,7 +41,7 @@ struct FusionAttachNvvmTargets
       if (module.getTargets())
         continue;
       std::string moduleChip = chip;
-      if (usesWarpgroupMma(module) && StringRef(chip) == "sm_90")
+      if (usesSm90aInstructions(module) && StringRef(chip) == "sm_90")
         moduleChip += "a";
       auto target = NVVM::NVVMTargetAttr::get(
           context, optLevel, "nvptx64-nvidia-cuda", moduleChip, features);
