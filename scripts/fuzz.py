@@ -19,9 +19,10 @@ an error, except a located error that names an unsupported feature
 
 `mutate` applies one to three random edits (numbers, types, op names,
 SSA names, lines, characters) to a program and runs it through the CPU and
-GPU pipelines (that with the generated matmuls too) in batches (`--split-input-file`); diagnostics are expected,
-a crash (signal, assertion, LLVM ERROR, stack dump) is a failure. Crashing
-inputs are written to --out.
+GPU pipelines (the latter also with the generated matmuls) in batches
+(`--split-input-file`); diagnostics are expected, a crash (signal,
+assertion, LLVM ERROR, stack dump) is a failure. Crashing inputs are
+written to --out.
 
 `graphs` is the random-graph differential test of the suite
 (test/Integration/CPU/random-graphs.py) at scale: graphs compiled fused and

@@ -16,9 +16,10 @@ using namespace mlir::fusion;
 
 namespace {
 /// Whether `module` uses instructions only the `a` variant of sm_90 has:
-/// warpgroup MMA and its fences and waits, and setmaxnreg (a kernel with
-/// K = 0 has the register split and the waits but no MMA: LLVM cannot
-/// select them for sm_90, found by scripts/fuzz.py).
+/// warpgroup MMA and its fences and waits, and setmaxnreg (a kernel left
+/// without an MMA by a size of 0, such as attention over no keys, keeps
+/// its register split: LLVM cannot select it for sm_90, found by
+/// scripts/fuzz.py).
 bool usesSm90aInstructions(gpu::GPUModuleOp module) {
   return module
       .walk([](Operation *op) {
