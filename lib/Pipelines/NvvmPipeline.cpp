@@ -68,6 +68,8 @@ void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
   targets.features = "+ptx80";
   targets.optLevel = options.optLevel;
   pm.addPass(createFusionAttachNvvmTargets(targets));
+  if (options.launchDependents)
+    pm.addPass(createFusionLaunchDependents());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -12,17 +12,21 @@
 // around every launch); they are unloaded when the process ends. Launches,
 // allocations and library calls run on the caller's stream, which the
 // caller sets before each call (fusion_cuda_set_stream), without waiting.
+// Kernels of a module built with fusion-launch-dependents launch as
+// programmatic dependents of the kernel before them in the stream.
 //
 //===----------------------------------------------------------------------===//
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "CudaRuntimeSupport.h"
 #include "SizeMismatch.h"
@@ -31,6 +35,14 @@ namespace {
 std::mutex mutex;
 std::string firstError;
 std::unordered_map<const void *, CUmodule> modules;
+/// Modules that `fusion-launch-dependents` built (they define the global
+/// `fusion_launch_dependents`), and their kernels: each waits for the grids
+/// before it at entry, so it may launch as a programmatic dependent of the
+/// kernel before it in the stream.
+std::unordered_set<CUmodule> dependentModules;
+std::unordered_set<CUfunction> launchDependents;
+/// Whether any is loaded: until one is, a launch takes no lock to ask.
+std::atomic<bool> anyDependentModule{false};
 /// The stream this thread's calls run on (null: the legacy default stream).
 thread_local CUstream callerStream = nullptr;
 } // namespace
@@ -95,7 +107,17 @@ CUmodule loadModule(const void *data, bool jit, int optLevel) {
   } else if (!CUDA_CHECK(cuModuleLoadData(&module, data))) {
     return nullptr;
   }
+  CUdeviceptr marker = 0;
+  size_t bytes = 0;
+  // Without the marker the lookup answers CUDA_ERROR_NOT_FOUND: not an error.
+  bool dependents =
+      cuModuleGetGlobal(&marker, &bytes, module, "fusion_launch_dependents") ==
+      CUDA_SUCCESS;
   std::lock_guard<std::mutex> lock(mutex);
+  if (dependents) {
+    dependentModules.insert(module);
+    anyDependentModule = true;
+  }
   // Another thread may have loaded the same image meanwhile; keep one.
   return modules.emplace(data, module).first->second;
 }
@@ -120,6 +142,74 @@ bool allowDynamicShared(CUfunction function, int32_t bytes) {
   return true;
 }
 
+/// FUSION_CUDA_LAUNCH_DEPENDENTS=0 launches every kernel after the end of
+/// the one before it, as for modules without the marker (for comparing).
+bool launchDependentsEnabled() {
+  static const bool enabled = [] {
+    const char *value = std::getenv("FUSION_CUDA_LAUNCH_DEPENDENTS");
+    return !value || std::string(value) != "0";
+  }();
+  return enabled;
+}
+
+bool launchesAsDependent(CUfunction function) {
+  if (!anyDependentModule || !launchDependentsEnabled())
+    return false;
+  std::lock_guard<std::mutex> lock(mutex);
+  return launchDependents.count(function) != 0;
+}
+
+/// Every launch: a cluster shape where `clusterX` is not 0, and programmatic
+/// stream serialization for kernels that wait for their prerequisites
+/// (cuLaunchKernelEx); a plain launch without either.
+void launch(void *function, const char *call, intptr_t clusterX,
+            intptr_t clusterY, intptr_t clusterZ, intptr_t gridX,
+            intptr_t gridY, intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+            intptr_t blockZ, int32_t sharedMemory, void *stream, void **params,
+            void **extra) {
+  if (!function) {
+    check(CUDA_ERROR_INVALID_HANDLE,
+          (std::string(call) + " (no function)").c_str());
+    return;
+  }
+  auto kernel = static_cast<CUfunction>(function);
+  if (!allowDynamicShared(kernel, sharedMemory))
+    return;
+  CUlaunchAttribute attributes[2] = {};
+  unsigned count = 0;
+  if (clusterX != 0) {
+    CUlaunchAttribute &cluster = attributes[count++];
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(clusterX);
+    cluster.value.clusterDim.y = static_cast<unsigned>(clusterY);
+    cluster.value.clusterDim.z = static_cast<unsigned>(clusterZ);
+  }
+  if (launchesAsDependent(kernel)) {
+    CUlaunchAttribute &dependent = attributes[count++];
+    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (count == 0) {
+    check(cuLaunchKernel(kernel, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                         sharedMemory, static_cast<CUstream>(stream), params,
+                         extra),
+          call);
+    return;
+  }
+  CUlaunchConfig config = {};
+  config.gridDimX = static_cast<unsigned>(gridX);
+  config.gridDimY = static_cast<unsigned>(gridY);
+  config.gridDimZ = static_cast<unsigned>(gridZ);
+  config.blockDimX = static_cast<unsigned>(blockX);
+  config.blockDimY = static_cast<unsigned>(blockY);
+  config.blockDimZ = static_cast<unsigned>(blockZ);
+  config.sharedMemBytes = static_cast<unsigned>(sharedMemory);
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = attributes;
+  config.numAttrs = count;
+  check(cuLaunchKernelEx(&config, kernel, params, extra), call);
+}
+
 } // namespace
 
 extern "C" {
@@ -142,6 +232,9 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   if (!CUDA_CHECK(
           cuModuleGetFunction(&function, static_cast<CUmodule>(module), name)))
     return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (dependentModules.count(static_cast<CUmodule>(module)))
+    launchDependents.insert(function);
   return function;
 }
 
@@ -149,49 +242,20 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t sharedMemory, void *stream,
                       void **params, void **extra, size_t /*paramsCount*/) {
-  if (!function) {
-    check(CUDA_ERROR_INVALID_HANDLE, "mgpuLaunchKernel (no function)");
-    return;
-  }
-  if (!allowDynamicShared(static_cast<CUfunction>(function), sharedMemory))
-    return;
-  CUDA_CHECK(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
-                            gridZ, blockX, blockY, blockZ, sharedMemory,
-                            static_cast<CUstream>(stream), params, extra));
+  launch(function, "mgpuLaunchKernel", 0, 0, 0, gridX, gridY, gridZ, blockX,
+         blockY, blockZ, sharedMemory, stream, params, extra);
 }
 
-// Launches in clusters (wide rows split over the blocks of a cluster): the
-// cluster shape is a launch attribute, so cuLaunchKernelEx.
+// Launches in clusters (wide rows split over the blocks of a cluster).
 void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
                              intptr_t clusterY, intptr_t clusterZ,
                              intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                              intptr_t blockX, intptr_t blockY, intptr_t blockZ,
                              int32_t sharedMemory, void *stream, void **params,
                              void **extra) {
-  if (!function) {
-    check(CUDA_ERROR_INVALID_HANDLE, "mgpuLaunchClusterKernel (no function)");
-    return;
-  }
-  CUlaunchAttribute cluster = {};
-  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.clusterDim.x = static_cast<unsigned>(clusterX);
-  cluster.value.clusterDim.y = static_cast<unsigned>(clusterY);
-  cluster.value.clusterDim.z = static_cast<unsigned>(clusterZ);
-  CUlaunchConfig config = {};
-  config.gridDimX = static_cast<unsigned>(gridX);
-  config.gridDimY = static_cast<unsigned>(gridY);
-  config.gridDimZ = static_cast<unsigned>(gridZ);
-  config.blockDimX = static_cast<unsigned>(blockX);
-  config.blockDimY = static_cast<unsigned>(blockY);
-  config.blockDimZ = static_cast<unsigned>(blockZ);
-  config.sharedMemBytes = static_cast<unsigned>(sharedMemory);
-  config.hStream = static_cast<CUstream>(stream);
-  if (!allowDynamicShared(static_cast<CUfunction>(function), sharedMemory))
-    return;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  CUDA_CHECK(cuLaunchKernelEx(&config, static_cast<CUfunction>(function),
-                              params, extra));
+  launch(function, "mgpuLaunchClusterKernel", clusterX, clusterY, clusterZ,
+         gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemory, stream,
+         params, extra);
 }
 
 /// Sets the stream the calling thread's next calls run on (a CUstream, e.g.

@@ -46,12 +46,12 @@ def _aligned(x):
 
 def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
             matmul_epilogue="library", matmul_backend="auto", matmul_tf32=False,
-            suffix=""):
+            launch_dependents=False, suffix=""):
     """Compiles `source` with fusion-compile into
     `<out_dir>/<stem>.{fused,unfused}<suffix>.so` and its signature file;
     returns the library path. `matmul_epilogue` (none, library, any),
-    `matmul_backend` (auto, library, generated) and `matmul_tf32` are
-    fusion-compile's options of those names; fusion-compile is taken from
+    `matmul_backend` (auto, library, generated), `matmul_tf32` and
+    `launch_dependents` are fusion-compile's options of those names; fusion-compile is taken from
     `build_dir` (None: the installed package, else PATH)."""
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0]
@@ -60,7 +60,8 @@ def compile(source, build_dir, out_dir, fuse=True, chip="sm_90",
     cpu._run([tool, source, "--target=cuda", f"--chip={chip}", "-o", stem + ".so"]
              + ([] if fuse else ["--no-fuse"])
              + [f"--matmul-epilogue={matmul_epilogue}", f"--matmul-backend={matmul_backend}"]
-             + (["--matmul-tf32"] if matmul_tf32 else []))
+             + (["--matmul-tf32"] if matmul_tf32 else [])
+             + (["--launch-dependents"] if launch_dependents else []))
     return stem + ".so"
 
 

@@ -1,9 +1,11 @@
 // The GPU pipeline: one PTX entry per fused kernel, 16-byte global loads in
 // elementwise kernels, warp shuffles in row kernels, host code calling the
 // mgpu* runtime.
-// RUN: fusion-opt %s --fusion-to-nvvm="format=isa" | FileCheck %s
+// RUN: fusion-opt %s --fusion-to-nvvm="format=isa" | FileCheck %s --implicit-check-not=griddepcontrol --implicit-check-not=fusion_launch_dependents
 // RUN: fusion-opt %s --fusion-to-nvvm="format=isa fuse=false" | FileCheck %s --check-prefix=UNFUSED
 // RUN: %if ptxas %{ fusion-opt %s --fusion-to-nvvm="format=bin" | FileCheck %s --check-prefix=CUBIN %}
+// RUN: fusion-opt %s --fusion-to-nvvm="format=isa launch-dependents=true" | FileCheck %s --check-prefix=DEPENDENTS
+// RUN: %if ptxas %{ fusion-opt %s --fusion-to-nvvm="format=bin launch-dependents=true" | FileCheck %s --check-prefix=CUBIN %}
 
 // CHECK: llvm.func @chain(
 // CHECK: gpu.launch_func @chain_k0_module::@chain_k0
@@ -22,6 +24,22 @@
 // The unfused program: one entry per primitive op.
 // UNFUSED-COUNT-4: .visible .entry chain_k
 // UNFUSED-NOT: .visible .entry chain_k
+
+// By default no kernel waits for the one before it (the runtime launches
+// it after that one ends; the first RUN line's implicit checks); with
+// launch-dependents each does so at its entry, and its module defines the
+// runtime's marker.
+// DEPENDENTS: gpu.binary @chain_k0_module
+// DEPENDENTS-SAME: .visible .global .align 1 .u8 fusion_launch_dependents = 1;
+// DEPENDENTS-SAME: .visible .entry chain_k0(
+// DEPENDENTS-SAME: griddepcontrol.launch_dependents;
+// DEPENDENTS-SAME: griddepcontrol.wait;
+// DEPENDENTS-SAME: ld.global.v4.b32
+// DEPENDENTS: gpu.binary @softmax_k0_module
+// DEPENDENTS-SAME: fusion_launch_dependents = 1;
+// DEPENDENTS-SAME: griddepcontrol.launch_dependents;
+// DEPENDENTS-SAME: griddepcontrol.wait;
+// DEPENDENTS-SAME: shfl.sync.bfly
 
 // CUBIN: gpu.binary @chain_k0_module
 // CUBIN-SAME: bin = "\7FELF

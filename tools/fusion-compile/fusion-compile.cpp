@@ -3,6 +3,7 @@
 //   fusion-compile IN.mlir --target=cuda|cpu [--chip=sm_90] [--no-fuse]
 //                  [--matmul-epilogue=none|library|any]
 //                  [--matmul-backend=auto|library|generated] [--matmul-tf32]
+//                  [--launch-dependents]
 //                  [--count-traffic] -o libNAME.so
 //
 // Runs fusion-to-nvvm (cuda) or fusion-to-cpu (cpu), translates to LLVM IR,
@@ -77,6 +78,10 @@ static cl::opt<mlir::fusion::MatmulBackend>
 static cl::opt<bool>
     matmulTf32("matmul-tf32",
                cl::desc("CUDA target: library f32 matmuls may use TF32"));
+static cl::opt<bool> launchDependents(
+    "launch-dependents",
+    cl::desc("CUDA target: kernels launch as programmatic dependents of the "
+             "kernel before them (sm_90 and newer)"));
 static cl::opt<bool>
     countTraffic("count-traffic",
                  cl::desc("CPU target: count each kernel's traffic"));
@@ -279,6 +284,7 @@ int main(int argc, char **argv) {
     options.format = "bin";
     options.matmulBackend = matmulBackend;
     options.matmulTf32 = matmulTf32;
+    options.launchDependents = launchDependents;
     mlir::fusion::buildFusionToNvvmPipeline(pm, options);
   } else {
     mlir::fusion::FusionToCpuOptions options;

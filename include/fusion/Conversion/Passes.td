@@ -96,6 +96,31 @@ def FusionAttachNvvmTargets : Pass<"fusion-attach-nvvm-targets",
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def FusionLaunchDependents : Pass<"fusion-launch-dependents", "ModuleOp"> {
+  let summary = "Let each kernel's launch overlap the end of the kernel before "
+                "it in the stream (programmatic dependent launch, sm_90 on)";
+  let description = [{
+    Runs after `fusion-attach-nvvm-targets`. In every `gpu.module` built for
+    sm_90 or newer, each kernel begins with `griddepcontrol.launch_dependents`
+    (the next kernel in the stream may be scheduled as soon as every block
+    of this one has started) and then `griddepcontrol.wait` (nothing is read
+    or written before the kernels before it in the stream have finished and
+    their writes are visible), and the module gets the marker global
+    `fusion_launch_dependents`. The CUDA runtime launches the kernels of a
+    module with that marker as programmatic dependents
+    (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`), so a launch
+    and its blocks' start overlap the previous kernel's last blocks instead
+    of following its end. Kernels of other modules (older chips, older
+    builds) launch as before. A kernel that already waits (a strategy that
+    does work before its wait which reads nothing another kernel writes)
+    gets only the trigger. `fusion-to-nvvm{launch-dependents=true}` runs
+    it; off by default until measured on the GPU.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
 def FusionCountTraffic : Pass<"fusion-count-traffic", "ModuleOp"> {
   let summary = "Count, at run time, the bytes each kernel moves to and from "
                 "its external buffers";

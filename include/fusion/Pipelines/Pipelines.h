@@ -109,6 +109,12 @@ struct FusionToNvvmOptions
       llvm::cl::desc("Library f32 matmuls may use TF32 tensor cores "
                      "(faster, about 1e-3 relative error)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> launchDependents{
+      *this, "launch-dependents",
+      llvm::cl::desc("Kernels (sm_90 and newer) launch as programmatic "
+                     "dependents of the kernel before them "
+                     "(fusion-launch-dependents; not yet measured, off)"),
+      llvm::cl::init(false)};
 };
 
 /// fuse-attention, decompose, canonicalize, cse, fuse-producer-consumer,
