@@ -120,6 +120,14 @@ print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epi
                    suffix=".generated"))
 # Any epilogue fused, the library where a kernel is one (matmul-backend=auto).
 print(cuda.compile(source, build, bundle, matmul_epilogue="any", suffix=".auto_any"))
+# Kernels launched as programmatic dependents (fusion-launch-dependents,
+# off by default until timed): the generated build's twin, and the matmul
+# cases for the checks (`matmul_variants.py`, `matmul_checks.py`).
+print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epilogue="any",
+                   launch_dependents=True, suffix=".generated_dependents"))
+print(cuda.compile(os.path.join(bundle, "matmul_cases.mlir"), build, bundle,
+                   matmul_backend="generated", matmul_epilogue="any", launch_dependents=True,
+                   suffix=".generated_dependents"))
 # The CPU suite's random graphs (random_graphs_check.py runs them there).
 from fusion import random_graphs
 source = os.path.join(bundle, "random_graphs.mlir")
