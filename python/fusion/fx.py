@@ -25,6 +25,7 @@ nodes' metadata (Dynamo's fake tensors, whose symbolic sizes become dynamic
 values the function returns, for the caller to copy back.
 """
 
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
@@ -108,6 +109,11 @@ class _Emitter:
         # with their final values (placeholder -> value).
         self.alias_of = {}
         self.mutated = {}
+        # Nodes PyTorch may give as views of another tensor (view, reshape,
+        # transpose, ...): an in-place write through one, or to a tensor one
+        # was taken of, would have to reach the other; the importer refuses
+        # both. view node -> the node it views.
+        self.view_of = {}
 
     # -- helpers ---------------------------------------------------------
     def fresh(self):
@@ -122,9 +128,20 @@ class _Emitter:
     def type_of(self, value):
         return _tensor_type(value[1], value[2])
 
+    # Bit patterns of the values MLIR has no decimal literal for.
+    _NON_FINITE = {torch.float32: ("0x7F800000", "0xFF800000", "0x7FC00000"),
+                   torch.bfloat16: ("0x7F80", "0xFF80", "0x7FC0"),
+                   torch.float16: ("0x7C00", "0xFC00", "0x7E00")}
+
     def scalar(self, number, dtype):
         element = _ELEMENT[dtype]
-        return self.emit(f"fusion.constant dense<{_float(number)}> : tensor<{element}>", (), dtype)
+        literal = _float(number)
+        if not math.isfinite(float(number)):
+            if dtype not in self._NON_FINITE:
+                raise UnsupportedOpError(f"{number} as a {dtype} constant")
+            inf, ninf, nan = self._NON_FINITE[dtype]
+            literal = nan if math.isnan(number) else (inf if number > 0 else ninf)
+        return self.emit(f"fusion.constant dense<{literal}> : tensor<{element}>", (), dtype)
 
     def operand(self, arg, like_dtype):
         if isinstance(arg, torch.fx.Node):
@@ -181,6 +198,38 @@ class _Emitter:
         perm = ", ".join(map(str, permutation))
         return self.emit(f"fusion.transpose {v[0]} permutation = [{perm}] : {self.type_of(v)} -> "
                          f"{_tensor_type(shape, v[2])}", shape, v[2])
+
+    def reshape(self, node, x):
+        """view, reshape, flatten, unsqueeze, squeeze: fusion.reshape to the
+        node's own (static) shape."""
+        v = self.value(x)
+        shape, dtype = node_type(node)
+        if dtype != v[2]:
+            raise UnsupportedOpError("a view as another dtype is not supported")
+        if None in shape or None in v[1]:
+            raise UnsupportedOpError("a reshape of dynamic sizes is not supported")
+        self.view_of[node] = x
+        if shape == v[1]:
+            return v
+        return self.emit(f"fusion.reshape {v[0]} : {self.type_of(v)} -> {_tensor_type(shape, dtype)}",
+                         shape, dtype)
+
+    def masked_fill(self, x, mask, value):
+        """x where mask is false, value (a number, or a rank-0 tensor) where
+        it is true."""
+        v, m = self.value(x), self.value(mask)
+        if m[2] != torch.bool:
+            raise UnsupportedOpError("masked_fill with a mask that is not boolean")
+        fill = self.operand(value, v[2])
+        if len(fill[1]) != 0:
+            raise UnsupportedOpError("masked_fill with a value that is not a scalar")
+        fill = self.convert(fill, v[2])
+        shape = self.broadcast_shape(m[1], v[1])
+        if shape != v[1]:
+            raise UnsupportedOpError("masked_fill whose mask broadcasts the tensor")
+        return self.emit(f"fusion.select {m[0]}, {fill[0]}, {v[0]} : ({self.type_of(m)}, "
+                         f"{self.type_of(fill)}, {self.type_of(v)}) -> {self.type_of(v)}",
+                         v[1], v[2])
 
     def matmul(self, a, b):
         shape = self.broadcast_shape(a[1][:-2], b[1][:-2]) + (a[1][-2], b[1][-1])
@@ -366,6 +415,8 @@ class _Emitter:
         base = self.alias_of.get(target, target)
         if not isinstance(base, torch.fx.Node):
             raise UnsupportedOpError(f"in-place op on {target!r}, which is not a tensor")
+        if base in self.view_of or base in self.view_of.values():
+            raise UnsupportedOpError(f"in-place op on {base.name}, a view or viewed tensor")
         old = self.value(base)
         if value[1] != old[1] or value[2] != old[2]:
             raise UnsupportedOpError(f"in-place op changes the type of {base.name}")
@@ -426,6 +477,20 @@ class _Emitter:
             return self.addc("mul" if fn is torch.addcmul else "div", args[0], args[1], args[2], value)
         if fn in (torch.sum, torch.mean, torch.amax, torch.amin):
             return self.call_method(node, fn.__name__, args, kwargs)
+        if fn in (torch.reshape, torch.flatten, torch.unsqueeze, torch.squeeze):
+            return self.reshape(node, args[0])
+        if fn is torch.masked_fill:
+            return self.masked_fill(args[0], args[1], kwargs.get("value", args[2] if len(args) > 2 else None))
+        if fn in (F.dropout, torch.dropout):
+            # Identity when not training (a model in eval mode, inference).
+            names = ("input", "p", "training", "inplace") if fn is F.dropout else \
+                ("input", "p", "train")
+            given = dict(zip(names, args), **kwargs)
+            training = given.get("training", given.get("train", fn is F.dropout))
+            if training and given.get("p", 0.5) != 0:
+                raise UnsupportedOpError("dropout while training is not supported")
+            self.view_of[node] = args[0]
+            return self.value(args[0])
         name = getattr(fn, "__name__", repr(fn))
         raise UnsupportedOpError(f"function {name} is not supported")
 
@@ -446,6 +511,8 @@ class _Emitter:
         q, k, v = (self.value(given[n]) for n in names[:3])
         return self.attention(q, k, v, self.value(mask) if mask is not None else None, causal,
                               given.get("scale"))
+
+    _RESHAPES = ("view", "reshape", "flatten", "unsqueeze", "squeeze")
 
     _IN_PLACE = {"add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "copy_", "neg_",
                  "exp_", "sqrt_", "rsqrt_", "abs_", "relu_", "sigmoid_", "tanh_", "pow_"}
@@ -494,9 +561,15 @@ class _Emitter:
             else:
                 dims = args[1] if isinstance(args[1], (tuple, list)) else args[1:]
                 perm = [d % rank for d in dims]
+            self.view_of[node] = x
             return self.transpose(v, perm)
         if method in ("contiguous",):
+            self.view_of[node] = x
             return self.value(x)
+        if method in self._RESHAPES:
+            return self.reshape(node, x)
+        if method == "masked_fill":
+            return self.masked_fill(x, args[1], kwargs.get("value", args[2] if len(args) > 2 else None))
         raise UnsupportedOpError(f"method Tensor.{method} is not supported")
 
 

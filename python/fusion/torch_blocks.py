@@ -54,6 +54,28 @@ class SoftmaxAttentionScores(nn.Module):
         return torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * 0.125, dim=-1)
 
 
+class MaskedHeads(nn.Module):
+    """Causal attention written out GPT-2 style, at a fixed size: heads split
+    by view and transpose, the future masked with -inf by masked_fill from
+    a boolean buffer, dropout (identity in eval mode), heads merged by
+    transpose and reshape, the rows flattened and a batch axis put back."""
+
+    def __init__(self, d, heads, batch, length):
+        super().__init__()
+        self.shape = (batch, length, heads, d // heads)
+        self.q, self.k, self.v, self.out = (nn.Linear(d, d) for _ in range(4))
+        self.register_buffer("future", torch.ones(length, length).triu(1).bool())
+
+    def forward(self, x):
+        b, s, h, e = self.shape
+        q, k, v = (t.view(b, s, h, e).transpose(1, 2) for t in (self.q(x), self.k(x), self.v(x)))
+        scores = torch.matmul(q, k.transpose(-2, -1)) * e ** -0.5
+        scores = scores.masked_fill(self.future, float("-inf"))
+        p = nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1, self.training)
+        y = torch.matmul(p, v).transpose(1, 2).reshape(b, s, h * e)
+        return self.out(y).flatten(0, 1).unsqueeze(0)
+
+
 def randn(*shape):
     return torch.randn(*shape) * 1.5
 
@@ -64,6 +86,7 @@ def blocks():
         ("layernorm_gelu", LayerNormGelu(96), (randn(8, 96),), 1e-5),
         ("rmsnorm_residual", RMSNormResidual(128), (randn(6, 128), randn(6, 128)), 1e-5),
         ("attention_scores", SoftmaxAttentionScores(), (randn(2, 32, 64), randn(2, 32, 64)), 1e-4),
+        ("masked_heads", MaskedHeads(32, 4, 2, 16), (randn(2, 16, 32),), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():  # not the default init: random biases, scales
@@ -110,8 +133,9 @@ class AttentionProjections(nn.Module):
 
 
 class MultiHeadAttention(AttentionProjections):
-    """The same with heads split by view: views are not fusion ops, so the
-    backend runs them with PyTorch and compiles the parts between them."""
+    """The same with heads split by view: a view of static sizes is a
+    fusion.reshape; once Dynamo makes the length dynamic the backend runs
+    the views with PyTorch and compiles the parts between them."""
 
     def __init__(self, d, heads):
         super().__init__(d)

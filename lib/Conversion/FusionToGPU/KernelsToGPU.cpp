@@ -106,6 +106,18 @@ static Value copyConstantToDevice(OpBuilder &b, ConstantOp constant) {
   return alloc.getMemref();
 }
 
+/// `buffer` (contiguous, row-major) as a buffer of `type`: the same
+/// elements under another static shape, no copy.
+static Value viewAs(OpBuilder &b, Location loc, Value buffer,
+                    MemRefType type) {
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t d = type.getRank() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+  return memref::ReinterpretCastOp::create(b, loc, type, buffer,
+                                           /*offset=*/0, type.getShape(),
+                                           strides);
+}
+
 /// The matmul kernels that run as library calls.
 using LibraryCalls = DenseMap<Operation *, LibraryMatmulCall>;
 
@@ -159,6 +171,16 @@ static LogicalResult convertFunction(func::FuncOp function,
       Value buffer = copyConstantToDevice(b, constant);
       buffers[constant.getResult()] = buffer;
       allocations.push_back(buffer);
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      Value source = buffers.lookup(reshape.getX());
+      if (!source)
+        return reshape.emitOpError("reshapes a value that is not a device "
+                                   "buffer (only function arguments, "
+                                   "constants and kernel results are)");
+      buffers[reshape.getResult()] = viewAs(b, reshape.getLoc(), source,
+                                            bufferType(reshape.getType()));
       continue;
     }
     auto kernel = dyn_cast<KernelOp>(op);

@@ -340,6 +340,47 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
   }
 };
 
+/// A reshape between kernels: collapsed to one dimension, then expanded
+/// to the result's shape (a rank-0 side takes an empty reassociation), views
+/// that bufferization keeps views.
+struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value value = adaptor.getX();
+    auto inputType = cast<RankedTensorType>(value.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto all = [](int64_t rank) {
+      ReassociationIndices group;
+      for (int64_t d = 0; d < rank; ++d)
+        group.push_back(d);
+      return SmallVector<ReassociationIndices>{group};
+    };
+    if (inputType.getRank() == 0 || resultType.getRank() == 0) {
+      SmallVector<ReassociationIndices> none;
+      if (inputType.getRank() == 0)
+        value = tensor::ExpandShapeOp::create(rewriter, loc, resultType, value,
+                                              none);
+      else
+        value = tensor::CollapseShapeOp::create(rewriter, loc, resultType,
+                                                value, none);
+      rewriter.replaceOp(op, value);
+      return success();
+    }
+    if (inputType.getRank() > 1)
+      value = tensor::CollapseShapeOp::create(rewriter, loc, value,
+                                              all(inputType.getRank()));
+    if (resultType.getRank() > 1)
+      value = tensor::ExpandShapeOp::create(rewriter, loc, resultType, value,
+                                            all(resultType.getRank()));
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+
 struct MatmulLowering : OpConversionPattern<MatmulOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -508,7 +549,7 @@ void fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
                IotaLowering, ReduceLowering<ReduceSumOp>,
                ReduceLowering<ReduceMaxOp>, ReduceLowering<ReduceMinOp>,
                ReduceLowering<ReduceMeanOp>, SliceLowering, TransposeLowering,
-               MatmulLowering, ConstantLowering>(context);
+               ReshapeLowering, MatmulLowering, ConstantLowering>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -95,7 +95,7 @@ FailureOr<Value> Converter::convert(Operation *op, std::string &reason) {
            tosa::SigmoidOp, tosa::RsqrtOp, tosa::ReciprocalOp, tosa::AbsOp,
            tosa::ErfOp, tosa::CastOp, tosa::ClampOp, tosa::ReduceSumOp,
            tosa::ReduceMaxOp, tosa::ReduceMinOp, tosa::SliceOp,
-           tosa::TransposeOp, tosa::MatMulOp>(op)) {
+           tosa::TransposeOp, tosa::ReshapeOp, tosa::MatMulOp>(op)) {
     reason = "has no fusion counterpart";
     return failure();
   }
@@ -104,7 +104,7 @@ FailureOr<Value> Converter::convert(Operation *op, std::string &reason) {
   OperandRange data = op->getOperands();
   if (isa<tosa::MulOp, tosa::MatMulOp>(op))
     data = data.take_front(2);
-  else if (isa<tosa::NegateOp, tosa::SliceOp>(op))
+  else if (isa<tosa::NegateOp, tosa::SliceOp, tosa::ReshapeOp>(op))
     data = data.take_front(1);
   else if (isa<tosa::SelectOp>(op))
     data = data.drop_front(1);
@@ -229,6 +229,17 @@ FailureOr<Value> Converter::convert(Operation *op, std::string &reason) {
     SmallVector<int64_t> strides(start->size(), 1);
     return SliceOp::create(b, loc, slice.getType(), slice.getInput1(), *start,
                            *size, strides)
+        .getResult();
+  }
+  if (auto reshape = dyn_cast<tosa::ReshapeOp>(op)) {
+    if (!floatOperands || !floatResult)
+      return floatsOnly();
+    auto input = cast<RankedTensorType>(reshape.getInput1().getType());
+    if (!input.hasStaticShape() || !reshape.getType().hasStaticShape()) {
+      reason = "reshapes a dynamic shape (fusion.reshape is static)";
+      return failure();
+    }
+    return ReshapeOp::create(b, loc, reshape.getType(), reshape.getInput1())
         .getResult();
   }
   if (auto transpose = dyn_cast<tosa::TransposeOp>(op)) {

@@ -181,3 +181,28 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>) 
   %seven = fusion.constant dense<7.0> : tensor<2x1xf32>
   return %0, %seven : tensor<2x3xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// A reshape launches nothing: the next kernel reads the previous kernel's
+// buffer (or an argument) through a view of the new shape; a returned
+// reshape is copied into its output like any returned value that is not a
+// kernel's result.
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME: (%[[X:.+]]: memref<2x64x256xbf16>, %[[OUT:.+]]: memref<2x8x64x32xbf16>, %[[VIEW_OUT:.+]]: memref<2x64x8x32xbf16>)
+// CHECK: %[[E:[^ ,]+]], %{{.+}} = gpu.alloc
+// CHECK: gpu.launch
+// CHECK-SAME: function(@heads_k0)
+// CHECK: %[[H:.+]] = memref.reinterpret_cast %[[E]] to offset: [0], sizes: [2, 64, 8, 32], strides: [16384, 256, 32, 1] : memref<2x64x256xbf16> to memref<2x64x8x32xbf16>
+// CHECK: gpu.launch
+// CHECK-SAME: function(@heads_k1)
+// CHECK: vector.load %[[H]]
+// CHECK: gpu.memcpy {{.*}} %[[VIEW_OUT]], %[[H]]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>) {
+  %e = fusion.exp %x : tensor<2x64x256xbf16>
+  %h = fusion.reshape %e : tensor<2x64x256xbf16> -> tensor<2x64x8x32xbf16>
+  %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<2x64x8x32xbf16> -> tensor<2x8x64x32xbf16>
+  return %t, %h : tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>
+}

@@ -54,18 +54,34 @@ func.func @structured(%x: tensor<1x8x64xbf16>, %w: tensor<1x64x16xbf16>)
 
 // -----
 
-// What has no counterpart (reshape) or is not floating point (integer add)
-// stays, with a remark; the float ops around it are converted.
+// What has no counterpart (floor) or is not floating point (integer add)
+// stays, with a remark; the float ops around it are converted, a static
+// reshape among them (its shape operand erased).
 // CHECK-LABEL: func.func @mixed
 // CHECK: fusion.exp
-// CHECK: tosa.reshape
+// CHECK: fusion.reshape %{{.*}} : tensor<2x8xf32> -> tensor<4x4xf32>
+// CHECK-NOT: tosa.const_shape
+// CHECK: tosa.floor
 // CHECK: tosa.add
 func.func @mixed(%x: tensor<2x8xf32>, %i: tensor<4xi32>) -> (tensor<4x4xf32>, tensor<4xi32>) {
   %e = tosa.exp %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %shape = tosa.const_shape {values = dense<[4, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
-  // expected-remark @+1 {{not converted to fusion: 'tosa.reshape' has no fusion counterpart}}
   %r = tosa.reshape %e, %shape : (tensor<2x8xf32>, !tosa.shape<2>) -> tensor<4x4xf32>
+  // expected-remark @+1 {{not converted to fusion: 'tosa.floor' has no fusion counterpart}}
+  %f = tosa.floor %r : (tensor<4x4xf32>) -> tensor<4x4xf32>
   // expected-remark @+1 {{not converted to fusion: 'tosa.add' operates on integer or unranked tensors}}
   %a = tosa.add %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-  return %r, %a : tensor<4x4xf32>, tensor<4xi32>
+  return %f, %a : tensor<4x4xf32>, tensor<4xi32>
+}
+
+// -----
+
+// A reshape of a dynamic shape stays TOSA.
+// CHECK-LABEL: func.func @dynamic_reshape
+// CHECK: tosa.reshape
+func.func @dynamic_reshape(%x: tensor<?x8xf32>) -> tensor<?x4x2xf32> {
+  %shape = tosa.const_shape {values = dense<[-1, 4, 2]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  // expected-remark @+1 {{not converted to fusion: 'tosa.reshape' reshapes a dynamic shape (fusion.reshape is static)}}
+  %r = tosa.reshape %x, %shape : (tensor<?x8xf32>, !tosa.shape<3>) -> tensor<?x4x2xf32>
+  return %r : tensor<?x4x2xf32>
 }

@@ -163,3 +163,26 @@ func.func @real_slice_stays(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %1 = fusion.transpose %0 permutation = [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
 }
+
+// -----
+
+// A reshape to its own shape is its operand; two reshapes are one; a
+// reshaped constant is a constant of the new shape.
+
+// CHECK-LABEL: func @reshapes
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-DAG: %[[C:.+]] = fusion.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: %[[S:.+]] = fusion.constant dense<5.000000e-01> : tensor<2x16xf32>
+// CHECK-DAG: %[[R:.+]] = fusion.reshape %[[X]] : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK-NOT: fusion.reshape
+// CHECK: return %[[X]], %[[R]], %[[C]], %[[S]]
+func.func @reshapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<32xf32>, tensor<2x2xf32>, tensor<2x16xf32>) {
+  %0 = fusion.reshape %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %1 = fusion.reshape %x : tensor<4x8xf32> -> tensor<2x16xf32>
+  %2 = fusion.reshape %1 : tensor<2x16xf32> -> tensor<32xf32>
+  %c = fusion.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %3 = fusion.reshape %c : tensor<4xf32> -> tensor<2x2xf32>
+  %s = fusion.constant dense<0.5> : tensor<32xf32>
+  %4 = fusion.reshape %s : tensor<32xf32> -> tensor<2x16xf32>
+  return %0, %2, %3, %4 : tensor<4x8xf32>, tensor<32xf32>, tensor<2x2xf32>, tensor<2x16xf32>
+}

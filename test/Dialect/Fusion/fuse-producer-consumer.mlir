@@ -118,3 +118,20 @@ func.func @reduction_left_alone(%x: tensor<8x128xf32>) -> tensor<8xf32> {
   %s = fusion.reduce_sum %e axes = [1] : tensor<8x128xf32> -> tensor<8xf32>
   return %s : tensor<8xf32>
 }
+
+// -----
+
+// A reshape stays between kernels (a view of the producer's buffer): the
+// kernels on either side are not fused across it.
+// CHECK-LABEL: func.func @across_reshape
+// CHECK: %[[A:.+]] = fusion.kernel elementwise
+// CHECK: fusion.exp
+// CHECK: %[[R:.+]] = fusion.reshape %[[A]] : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK: fusion.kernel elementwise {{.*}}(%[[R]])
+// CHECK: fusion.neg
+func.func @across_reshape(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  %0 = fusion.exp %x : tensor<4x8xf32>
+  %1 = fusion.reshape %0 : tensor<4x8xf32> -> tensor<32xf32>
+  %2 = fusion.neg %1 : tensor<32xf32>
+  return %2 : tensor<32xf32>
+}

@@ -82,5 +82,7 @@ func.func @contract(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %h: tensor<4x8xbf16>
   %35 = "fusion.matmul"(%x, %k) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   // CHECK: fusion.erf
   %36 = "fusion.erf"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: fusion.reshape %{{.*}} : tensor<4x8xf32> -> tensor<32xf32>
+  %37 = "fusion.reshape"(%x) : (tensor<4x8xf32>) -> tensor<32xf32>
   return
 }

@@ -333,6 +333,38 @@ func.func @transpose_3(%x: tensor<4x8xf32>) {
 }
 // -----
 
+func.func @reshape_1(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{changes the number of elements: 'tensor<4x8xf32>' has 32, 'tensor<4x7xf32>' has 28}}
+  %0 = fusion.reshape %x : tensor<4x8xf32> -> tensor<4x7xf32>
+  return
+}
+// -----
+
+func.func @reshape_2(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{reshapes static shapes only, got 'tensor<?x8xf32>' -> 'tensor<?x2x4xf32>'}}
+  %0 = fusion.reshape %x : tensor<?x8xf32> -> tensor<?x2x4xf32>
+  return
+}
+// -----
+
+func.func @reshape_3(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{requires the same element type for all operands and results}}
+  %0 = fusion.reshape %x : tensor<4x8xf32> -> tensor<32xbf16>
+  return
+}
+// -----
+
+func.func @reshape_4(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  %0 = fusion.kernel elementwise (%x) : (tensor<4x8xf32>) -> tensor<32xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{is a view of its operand's buffer: it cannot be inside a fusion.kernel}}
+    %1 = fusion.reshape %a : tensor<4x8xf32> -> tensor<32xf32>
+    fusion.yield %1 : tensor<32xf32>
+  }
+  return %0 : tensor<32xf32>
+}
+// -----
+
 func.func @matmul_1(%a: tensor<4x8xf32>, %b: tensor<7x3xf32>) {
   // expected-error @+1 {{inner dimensions differ: lhs has K = 8, rhs has K = 7}}
   %0 = fusion.matmul %a, %b : (tensor<4x8xf32>, tensor<7x3xf32>) -> tensor<4x3xf32>

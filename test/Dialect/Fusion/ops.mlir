@@ -136,6 +136,8 @@ func.func @data_movement(%x: tensor<?x16xbf16>, %y: tensor<4x8xf32>) -> (tensor<
   %1 = fusion.slice %y offsets = [1, 0] sizes = [2, 4] strides = [2, 2] : tensor<4x8xf32> -> tensor<2x4xf32>
   // CHECK: fusion.transpose %{{.*}} permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
   %2 = fusion.transpose %y permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  // CHECK: fusion.reshape %{{.*}} : tensor<4x8xf32> -> tensor<2x2x8xf32>
+  %3 = fusion.reshape %y : tensor<4x8xf32> -> tensor<2x2x8xf32>
   return %0, %1, %2 : tensor<?x8xbf16>, tensor<2x4xf32>, tensor<8x4xf32>
 }
 

@@ -104,8 +104,9 @@ std::optional<double> fusion::getSplatFloat(Value value) {
 }
 
 bool fusion::isComputeOp(Operation *op) {
+  // A reshape is a view between kernels, never in one.
   return isa<FusionDialect>(op->getDialect()) &&
-         !isa<ConstantOp, KernelOp, YieldOp>(op);
+         !isa<ConstantOp, KernelOp, YieldOp, ReshapeOp>(op);
 }
 
 /// Reads of the distinct non-splat values in `values`.

@@ -272,6 +272,19 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return reshapeSplat(adaptor.getX(), getType());
 }
 
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getX().getType() == getType())
+    return getX();
+  // A reshape of a reshape reshapes the first operand.
+  if (auto inner = getX().getDefiningOp<ReshapeOp>()) {
+    getXMutable().assign(inner.getX());
+    return getResult();
+  }
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getX()))
+    return dense.reshape(cast<ShapedType>(getType()));
+  return {};
+}
+
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   ArrayRef<int64_t> perm = getPermutation();
   bool identity = llvm::all_of(llvm::enumerate(perm), [](auto it) {

@@ -498,6 +498,22 @@ LogicalResult TransposeOp::verify() {
                           RankedTensorType::get(shape, input.getElementType()));
 }
 
+LogicalResult ReshapeOp::verify() {
+  auto input = cast<RankedTensorType>(getX().getType());
+  auto result = cast<RankedTensorType>(getType());
+  if (!input.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError("reshapes static shapes only, got ")
+           << input << " -> " << result;
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError("changes the number of elements: ")
+           << input << " has " << input.getNumElements() << ", " << result
+           << " has " << result.getNumElements();
+  if ((*this)->getParentOfType<KernelOp>())
+    return emitOpError("is a view of its operand's buffer: it cannot be "
+                       "inside a fusion.kernel");
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
   auto a = cast<RankedTensorType>(getA().getType());
   auto b = cast<RankedTensorType>(getB().getType());

@@ -57,7 +57,8 @@ bool isSplatConstant(Value value);
 /// The value of a splat float fusion.constant, if `value` is one.
 std::optional<double> getSplatFloat(Value value);
 
-/// A compute op of the fusion dialect: not a constant, kernel or yield.
+/// A compute op of the fusion dialect: not a constant, kernel, yield or
+/// reshape.
 bool isComputeOp(Operation *op);
 
 /// Traffic of one kernel: each external input read once (splat constants

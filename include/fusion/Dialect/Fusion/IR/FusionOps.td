@@ -440,6 +440,29 @@ def Fusion_TransposeOp : Fusion_Op<"transpose",
   let hasFolder = 1;
 }
 
+def Fusion_ReshapeOp : Fusion_Op<"reshape",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "the same elements, in row-major order, under another shape";
+  let description = [{
+    Both shapes static, with the same number of elements. It moves no data:
+    it never joins a kernel (a `fusion.kernel` may not hold one), and the
+    lowerings make it a view of its operand's buffer, so the kernels on
+    either side of it read and write memory as usual (the fusion passes do
+    not fuse across it).
+
+    Example (heads split out of a projection):
+
+    ```mlir
+    %q = fusion.reshape %x : tensor<2x64x256xbf16> -> tensor<2x64x8x32xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_AnyTensor:$x);
+  let results = (outs Fusion_AnyTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Matmul
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,97 @@
+# fusion.reshape between kernels: a view of the producer's buffer (a
+# kernel result, a function argument, a constant), read by the next kernel
+# under the new shape, and returned itself (copied into the output). Heads
+# split out of a product and transposed, a softmax over an axis the reshape
+# made, rank 0 on either side, two reshapes in a row, f32 and f16. Fused
+# and unfused, outputs poisoned, against numpy in float64.
+#
+# RUN: %fusion_python %s %fusion_obj_root %t
+
+import os
+import sys
+
+import numpy as np
+
+from fusion import cpu, testing
+
+build_dir, work_dir = sys.argv[1:3]
+os.makedirs(work_dir, exist_ok=True)
+source = os.path.join(work_dir, "reshapes.mlir")
+with open(source, "w") as f:
+    f.write("""
+func.func @heads(%x: tensor<2x4x16xf32>, %w: tensor<16x16xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>) {
+  %p = fusion.matmul %x, %w : (tensor<2x4x16xf32>, tensor<16x16xf32>) -> tensor<2x4x16xf32>
+  %e = fusion.tanh %p : tensor<2x4x16xf32>
+  %h = fusion.reshape %e : tensor<2x4x16xf32> -> tensor<2x4x4x4xf32>
+  %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xf32>
+  %n = fusion.neg %t : tensor<2x4x4x4xf32>
+  return %n, %h : tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>
+}
+func.func @softmax_of_groups(%x: tensor<6x12xf16>) -> (tensor<6x3x4xf16>, tensor<6x3x4xf16>) {
+  %g = fusion.reshape %x : tensor<6x12xf16> -> tensor<6x3x4xf16>
+  %s = fusion.softmax %g axis = 2 : tensor<6x3x4xf16>
+  return %s, %g : tensor<6x3x4xf16>, tensor<6x3x4xf16>
+}
+func.func @ranks(%x: tensor<1x1xf32>, %y: tensor<f32>) -> (tensor<f32>, tensor<1x1x1xf32>) {
+  %a = fusion.reshape %x : tensor<1x1xf32> -> tensor<f32>
+  %b = fusion.exp %a : tensor<f32>
+  %c = fusion.reshape %y : tensor<f32> -> tensor<1x1x1xf32>
+  %d = fusion.add %c, %c : tensor<1x1x1xf32>
+  return %b, %d : tensor<f32>, tensor<1x1x1xf32>
+}
+func.func @twice(%x: tensor<8x6xf32>) -> tensor<4x12xf32> {
+  %a = fusion.reshape %x : tensor<8x6xf32> -> tensor<48xf32>
+  %b = fusion.sigmoid %a : tensor<48xf32>
+  %c = fusion.reshape %b : tensor<48xf32> -> tensor<2x24xf32>
+  %d = fusion.reshape %c : tensor<2x24xf32> -> tensor<4x12xf32>
+  %k = fusion.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %m = fusion.reshape %k : tensor<4xf32> -> tensor<4x1xf32>
+  %e = fusion.mul %d, %m : (tensor<4x12xf32>, tensor<4x1xf32>) -> tensor<4x12xf32>
+  return %e : tensor<4x12xf32>
+}
+""")
+failures = []
+rng = testing.fresh_rng()
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+for fuse in (True, False):
+    tag = "fused" if fuse else "unfused"
+    os.makedirs(os.path.join(work_dir, tag), exist_ok=True)
+    module = cpu.compile(source, build_dir, fuse=fuse, debug=True,
+                         work_dir=os.path.join(work_dir, tag))
+
+    x = rng.standard_normal((2, 4, 16)).astype(np.float32)
+    w = (rng.standard_normal((16, 16)) / 4).astype(np.float32)
+    n, h = module.heads(x, w)
+    heads = np.tanh(x.astype(np.float64) @ w).reshape(2, 4, 4, 4)
+    testing.check(f"{tag} heads: the reshaped product", h, heads, "f32", failures)
+    testing.check(f"{tag} heads: transposed and negated", n,
+                  -heads.transpose(0, 2, 1, 3), "f32", failures)
+
+    x = rng.standard_normal((6, 12)).astype(np.float16)
+    s, g = module.softmax_of_groups(x)
+    groups = x.astype(np.float64).reshape(6, 3, 4)
+    testing.check(f"{tag} softmax over a reshaped axis", s, softmax(groups, 2), "f16", failures)
+    testing.check(f"{tag} an input reshaped and returned", g, groups, "f16", failures)
+
+    x = rng.standard_normal((1, 1)).astype(np.float32)
+    y = rng.standard_normal(()).astype(np.float32)
+    b, d = module.ranks(x, y)
+    testing.check(f"{tag} rank 2 -> 0", b, np.exp(x.astype(np.float64)).reshape(()), "f32",
+                  failures)
+    testing.check(f"{tag} rank 0 -> 3", d, 2 * y.astype(np.float64).reshape(1, 1, 1), "f32",
+                  failures)
+
+    x = rng.standard_normal((8, 6)).astype(np.float32)
+    (e,) = module.twice(x)
+    expected = (1 / (1 + np.exp(-x.astype(np.float64)))).reshape(4, 12) * \
+        np.array([1.0, 2.0, 3.0, 4.0]).reshape(4, 1)
+    testing.check(f"{tag} two reshapes and a reshaped constant", e, expected, "f32", failures)
+
+print(f"{len(failures)} failures: {failures}")
+sys.exit(1 if failures else 0)
