@@ -201,7 +201,7 @@ OPS = ["add", "sub", "mul", "div", "max", "min", "pow", "neg", "abs", "exp", "lo
        "tanh", "erf", "sigmoid", "relu", "silu", "gelu", "sqrt", "rsqrt", "reciprocal",
        "square", "cmp", "select", "convert", "constant", "reduce_sum", "reduce_max",
        "reduce_min", "reduce_mean", "rms_norm", "layer_norm", "softmax", "logsumexp",
-       "slice", "transpose", "matmul", "kernel", "yield"]
+       "slice", "transpose", "reshape", "iota", "matmul", "kernel", "yield"]
 NUMBER = re.compile(r"(?<![%\w])-?\d+(\.\d+)?(e[+-]?\d+)?")
 TYPE = re.compile(r"\b(f32|f16|bf16|i1|index|i64|i32)\b")
 OP = re.compile(r"fusion\.(\w+)")

@@ -101,17 +101,34 @@ class _Support(OperatorSupportBase):
         try:
             for i, operand in enumerate(node.all_input_nodes):
                 tensor = fusion_fx._node_tensor(operand)
+                items = fusion_fx.node_tensors(operand)
+                if tensor is None and items is not None:
+                    # An item of a split: only where the split is imported
+                    # too (a part cannot take a tuple).
+                    if not self.is_node_supported(None, operand):
+                        return False
+                    devices.update(t.device.type for t in items)
+                    emitter.values[operand] = [
+                        (f"%a{i}_{j}", tuple(d if isinstance(d, int) else None for d in t.shape),
+                         t.dtype) for j, t in enumerate(items)]
+                    continue
                 if tensor is None:
                     return False  # a size or another non-tensor value
                 devices.add(tensor.device.type)
                 shape, dtype = fusion_fx.node_type(operand)
                 emitter.values[operand] = (f"%a{i}", shape, dtype)
-            result = fusion_fx._node_tensor(node)
-            if result is None:
+            results = [fusion_fx._node_tensor(node)]
+            if results[0] is None:
+                results = fusion_fx.node_tensors(node)
+            if results is None:
                 return False
-            devices.add(result.device.type)
+            devices.update(t.device.type for t in results)
             emitter.node(node)
         except fusion_fx.UnsupportedOpError:
+            return False
+        except Exception as e:  # an importer defect: PyTorch runs the node, said once
+            log.warning("fusion: the importer failed on %s (%s: %s); it runs with PyTorch",
+                        _op_name(node), type(e).__name__, e)
             return False
         # meta: a model traced only to compile it ahead of time.
         return len(devices) == 1 and devices <= {"cpu", "cuda", "meta"}
@@ -268,6 +285,8 @@ def _compile_part(sub, placeholders, options):
         imported = fusion_fx.import_graph(sub, _FUNCTION)
     except fusion_fx.UnsupportedOpError as e:
         return None, str(e)
+    except Exception as e:  # an importer defect: the part runs with PyTorch
+        return None, f"the importer failed ({type(e).__name__}: {e})"
     devices = {fusion_fx._node_tensor(n).device for n in imported.inputs}
     devices |= {p.device for p in imported.params}
     if len(devices) != 1:

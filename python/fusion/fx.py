@@ -74,6 +74,17 @@ def _node_tensor(node):
     return None
 
 
+def node_tensors(node):
+    """The tensors a node that gives several (a split) describes, from its
+    metadata; None where it is not a tuple or list of tensors."""
+    for key in ("tensor_meta", "example_value", "val"):
+        value = node.meta.get(key)
+        if isinstance(value, (tuple, list)) and value and all(
+                hasattr(v, "shape") and hasattr(v, "dtype") for v in value):
+            return list(value)
+    return None
+
+
 def node_type(node):
     """(shape, dtype) of a tensor node: a symbolic size (Dynamo's dynamic
     dimensions) is None. Raises UnsupportedOpError for a node that is not
@@ -133,15 +144,18 @@ class _Emitter:
                    torch.bfloat16: ("0x7F80", "0xFF80", "0x7FC0"),
                    torch.float16: ("0x7C00", "0xFC00", "0x7E00")}
 
+    def literal(self, number, dtype):
+        """`number` as an element of a dense attribute of `dtype`."""
+        if math.isfinite(float(number)):
+            return _float(number)
+        if dtype not in self._NON_FINITE:
+            raise UnsupportedOpError(f"{number} as a {dtype} constant")
+        inf, ninf, nan = self._NON_FINITE[dtype]
+        return nan if math.isnan(number) else (inf if number > 0 else ninf)
+
     def scalar(self, number, dtype):
-        element = _ELEMENT[dtype]
-        literal = _float(number)
-        if not math.isfinite(float(number)):
-            if dtype not in self._NON_FINITE:
-                raise UnsupportedOpError(f"{number} as a {dtype} constant")
-            inf, ninf, nan = self._NON_FINITE[dtype]
-            literal = nan if math.isnan(number) else (inf if number > 0 else ninf)
-        return self.emit(f"fusion.constant dense<{literal}> : tensor<{element}>", (), dtype)
+        return self.emit(f"fusion.constant dense<{self.literal(number, dtype)}> : "
+                         f"tensor<{_ELEMENT[dtype]}>", (), dtype)
 
     def operand(self, arg, like_dtype):
         if isinstance(arg, torch.fx.Node):
@@ -152,7 +166,8 @@ class _Emitter:
 
     def value(self, node):
         """The value of a tensor node (its latest, after in-place ops)."""
-        if not isinstance(node, torch.fx.Node) or node not in self.values:
+        if not isinstance(node, torch.fx.Node) or node not in self.values \
+                or isinstance(self.values[node], list):
             raise UnsupportedOpError(f"operand {node!r} is not a tensor")
         return self.values[node]
 
@@ -213,6 +228,132 @@ class _Emitter:
             return v
         return self.emit(f"fusion.reshape {v[0]} : {self.type_of(v)} -> {_tensor_type(shape, dtype)}",
                          shape, dtype)
+
+    def slice(self, v, offsets, sizes, strides):
+        """fusion.slice of value `v` (static sizes)."""
+        if list(offsets) == [0] * len(sizes) and list(sizes) == list(v[1]) and \
+                list(strides) == [1] * len(sizes):
+            return v
+        join = lambda xs: ", ".join(map(str, xs))  # noqa: E731
+        return self.emit(f"fusion.slice {v[0]} offsets = [{join(offsets)}] sizes = [{join(sizes)}] "
+                         f"strides = [{join(strides)}] : {self.type_of(v)} -> "
+                         f"{_tensor_type(sizes, v[2])}", sizes, v[2])
+
+    def getitem(self, node, x, index):
+        """x[index]: an item of a split, or basic indexing of a tensor of
+        static sizes (slices with positive steps, integers, None and one
+        Ellipsis) as fusion.slice, then fusion.reshape where integers drop
+        dimensions or None adds them."""
+        if isinstance(x, torch.fx.Node) and isinstance(self.values.get(x), list):
+            if not isinstance(index, int):
+                raise UnsupportedOpError("an item of a split by a non-constant index")
+            self.view_of[node] = x
+            return self.values[x][index]
+        v = self.value(x)
+        if None in v[1]:
+            raise UnsupportedOpError("indexing a tensor of dynamic sizes is not supported")
+        items = list(index) if isinstance(index, tuple) else [index]
+        if any(not (isinstance(i, (int, slice)) or i is None or i is Ellipsis) or isinstance(i, bool)
+               for i in items) or items.count(Ellipsis) > 1:
+            raise UnsupportedOpError(f"indexing by {index!r} is not supported (slices, integers, "
+                                     f"None and ... are)")
+        consumed = sum(isinstance(i, (int, slice)) for i in items)
+        rank = len(v[1])
+        if consumed > rank:
+            raise UnsupportedOpError(f"too many indices for a tensor of rank {rank}")
+        rest = [slice(None)] * (rank - consumed)
+        if Ellipsis in items:
+            at = items.index(Ellipsis)
+            items[at:at + 1] = rest
+        else:
+            items += rest
+        offsets, sizes, strides = [], [], []
+        dims = iter(v[1])
+        for item in items:
+            if item is None:
+                continue
+            size = next(dims)
+            if isinstance(item, int):
+                if not -size <= item < size:
+                    raise UnsupportedOpError(f"index {item} is out of range for size {size}")
+                offsets.append(item % size), sizes.append(1), strides.append(1)
+                continue
+            start, stop, step = item.indices(size)
+            if step <= 0:
+                raise UnsupportedOpError("slices with a negative step are not supported")
+            offsets.append(start), sizes.append(len(range(start, stop, step))), strides.append(step)
+        sliced = self.slice(v, offsets, sizes, strides)
+        self.view_of[node] = x
+        shape, _ = node_type(node)
+        if tuple(shape) == tuple(sliced[1]):
+            return sliced
+        return self.emit(f"fusion.reshape {sliced[0]} : {self.type_of(sliced)} -> "
+                         f"{_tensor_type(shape, sliced[2])}", shape, sliced[2])
+
+    def split(self, node, x, sections, dim):
+        """Tensor.split / torch.split (a size, or a list of sizes) and chunk
+        (`sections` None: chunks of ceil(size / n)): a list of slices."""
+        v = self.value(x)
+        if None in v[1]:
+            raise UnsupportedOpError("splitting a tensor of dynamic sizes is not supported")
+        rank = len(v[1])
+        dim %= rank
+        size = v[1][dim]
+        if isinstance(sections, int):
+            sections = [min(sections, size - s) for s in range(0, size, sections)] or [0]
+        if sum(sections) != size:
+            raise UnsupportedOpError(f"split sizes {sections} do not add up to {size}")
+        parts, start = [], 0
+        for length in sections:
+            offsets = [start if d == dim else 0 for d in range(rank)]
+            sizes = [length if d == dim else s for d, s in enumerate(v[1])]
+            parts.append(self.slice(v, offsets, sizes, [1] * rank))
+            start += length
+        self.view_of[node] = x
+        return parts
+
+    def where(self, cond, a, b):
+        """torch.where(cond, a, b): fusion.select, numbers as constants of
+        the tensor operand's dtype."""
+        c = self.value(cond)
+        if c[2] != torch.bool:
+            raise UnsupportedOpError("where with a condition that is not boolean")
+        tensors = [self.value(t) for t in (a, b) if isinstance(t, torch.fx.Node)]
+        if not tensors:
+            raise UnsupportedOpError("where of two numbers")
+        dtype = tensors[0][2]
+        x, y = (self.convert(self.operand(t, dtype), dtype) for t in (a, b))
+        if dtype not in self._NON_FINITE:
+            raise UnsupportedOpError(f"where of {dtype} values")
+        shape = self.broadcast_shape(c[1], x[1], y[1])
+        return self.emit(f"fusion.select {c[0]}, {x[0]}, {y[0]} : ({self.type_of(c)}, "
+                         f"{self.type_of(x)}, {self.type_of(y)}) -> {_tensor_type(shape, dtype)}",
+                         shape, dtype)
+
+    def logical_not(self, x):
+        """~x of a boolean tensor: where x is false (x as 0 or 1, compared
+        with 0; the dialect's comparisons take floats)."""
+        v = self.value(x)
+        if v[2] != torch.bool:
+            raise UnsupportedOpError("~ of a tensor that is not boolean (bitwise not)")
+        one, zero = self.scalar(1.0, torch.float32), self.scalar(0.0, torch.float32)
+        f = self.emit(f"fusion.select {v[0]}, {one[0]}, {zero[0]} : ({self.type_of(v)}, "
+                      f"tensor<f32>, tensor<f32>) -> {_tensor_type(v[1], torch.float32)}",
+                      v[1], torch.float32)
+        return self.emit(f"fusion.cmp eq, {f[0]}, {zero[0]} : ({self.type_of(f)}, tensor<f32>) -> "
+                         f"{_tensor_type(v[1], torch.bool)}", v[1], torch.bool)
+
+    def compare(self, predicate, lhs, rhs):
+        """fusion.cmp of two float operands (a number takes the tensor's
+        dtype): a boolean tensor."""
+        dtype = self.value(lhs if isinstance(lhs, torch.fx.Node) else rhs)[2]
+        a, b = self.operand(lhs, dtype), self.operand(rhs, dtype)
+        if dtype not in self._NON_FINITE or a[2] != b[2]:
+            raise UnsupportedOpError(f"comparison of {a[2]} and {b[2]}")
+        shape = self.broadcast_shape(a[1], b[1])
+        return self.emit(f"fusion.cmp {predicate}, {a[0]}, {b[0]} : ({self.type_of(a)}, "
+                         f"{self.type_of(b)}) -> {_tensor_type(shape, torch.bool)}",
+                         shape, torch.bool)
 
     def masked_fill(self, x, mask, value):
         """x where mask is false, value (a number, or a rank-0 tensor) where
@@ -479,6 +620,33 @@ class _Emitter:
             return self.call_method(node, fn.__name__, args, kwargs)
         if fn in (torch.reshape, torch.flatten, torch.unsqueeze, torch.squeeze):
             return self.reshape(node, args[0])
+        if fn in self._COMPARE:
+            return self.compare(self._COMPARE[fn], args[0], args[1])
+        if fn in self._FILLS:
+            # A float tensor of one value, at the node's (static) shape: a
+            # splat constant, which costs a fused kernel nothing.
+            shape, dtype = node_type(node)
+            if None in shape or dtype not in self._NON_FINITE:
+                raise UnsupportedOpError(f"{fn.__name__} of dynamic sizes or of {dtype}")
+            value = self._FILLS[fn]
+            if value is None:
+                value = kwargs.get("fill_value", args[1] if len(args) > 1 else None)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise UnsupportedOpError(f"{fn.__name__} with a value that is not a number")
+            return self.emit(f"fusion.constant dense<{self.literal(value, dtype)}> : "
+                             f"{_tensor_type(shape, dtype)}", shape, dtype)
+        if fn is operator.getitem:
+            return self.getitem(node, args[0], args[1])
+        if fn in (torch.split, torch.chunk):
+            dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)
+            if fn is torch.chunk:
+                return self.call_method(node, "chunk", args, kwargs)
+            return self.split(node, args[0], kwargs.get("split_size_or_sections", args[1]), dim)
+        if fn is torch.where and len(args) + len(kwargs) == 3:
+            given = dict(zip(("condition", "input", "other"), args), **kwargs)
+            return self.where(given["condition"], given["input"], given["other"])
+        if fn in (operator.invert, torch.logical_not, torch.bitwise_not):
+            return self.logical_not(args[0])
         if fn is torch.masked_fill:
             return self.masked_fill(args[0], args[1], kwargs.get("value", args[2] if len(args) > 2 else None))
         if fn in (F.dropout, torch.dropout):
@@ -511,6 +679,15 @@ class _Emitter:
         q, k, v = (self.value(given[n]) for n in names[:3])
         return self.attention(q, k, v, self.value(mask) if mask is not None else None, causal,
                               given.get("scale"))
+
+    _COMPARE = {operator.eq: "eq", operator.ne: "ne", operator.lt: "lt", operator.le: "le",
+                operator.gt: "gt", operator.ge: "ge", torch.eq: "eq", torch.ne: "ne",
+                torch.lt: "lt", torch.le: "le", torch.gt: "gt", torch.ge: "ge"}
+    _METHOD_COMPARE = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+
+    # Tensors of one value: the value, or None where it is the argument.
+    _FILLS = {torch.zeros_like: 0.0, torch.ones_like: 1.0, torch.full_like: None,
+              torch.zeros: 0.0, torch.ones: 1.0, torch.full: None}
 
     _RESHAPES = ("view", "reshape", "flatten", "unsqueeze", "squeeze")
 
@@ -568,6 +745,21 @@ class _Emitter:
             return self.value(x)
         if method in self._RESHAPES:
             return self.reshape(node, x)
+        if method in ("split", "chunk"):
+            dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)
+            if method == "chunk":
+                n = kwargs.get("chunks", args[1])
+                v = self.value(x)
+                if None in v[1]:
+                    raise UnsupportedOpError("chunks of a tensor of dynamic sizes")
+                size = v[1][dim % len(v[1])]
+                return self.split(node, x, -(-size // n) if size else 1, dim)
+            return self.split(node, x, kwargs.get("split_size", args[1] if len(args) > 1 else None),
+                              dim)
+        if method in self._METHOD_COMPARE:
+            return self.compare(self._METHOD_COMPARE[method], x, args[1])
+        if method in ("logical_not", "bitwise_not", "__invert__"):
+            return self.logical_not(x)
         if method == "masked_fill":
             return self.masked_fill(x, args[1], kwargs.get("value", args[2] if len(args) > 2 else None))
         raise UnsupportedOpError(f"method Tensor.{method} is not supported")

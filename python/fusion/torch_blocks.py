@@ -76,6 +76,34 @@ class MaskedHeads(nn.Module):
         return self.out(y).flatten(0, 1).unsqueeze(0)
 
 
+class SplitHeads(nn.Module):
+    """GPT-2's attention written out, at a fixed size: one projection split
+    into q, k and v, the causal mask sliced from a larger boolean buffer,
+    the future removed by torch.where and by masked_fill of the inverted
+    mask, basic indexing (an Ellipsis slice, an integer that drops an
+    axis), and the output chunked in two halves that gate each other."""
+
+    def __init__(self, d, heads, batch, length):
+        super().__init__()
+        self.shape = (batch, length, heads, d // heads)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d // 2, d)
+        self.register_buffer("bias", torch.ones(length + 5, length + 5).tril().bool())
+
+    def forward(self, x):
+        b, s, h, e = self.shape
+        q, k, v = self.c_attn(x).split(h * e, dim=2)
+        q, k, v = (t.view(b, s, h, e).transpose(1, 2) for t in (q, k, v))
+        mask = self.bias[:s, :s]
+        scores = torch.matmul(q, k.transpose(-2, -1)) * e ** -0.5
+        scores = torch.where(mask, scores, torch.full_like(scores, -1e4))
+        scores = scores.masked_fill(~mask, float("-inf"))
+        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        y = y + q[..., : e // 2].sum(-1, keepdim=True) + k[:, :, -1].mean(-1)[..., None, None]
+        a, g = y.chunk(2, dim=-1)
+        return self.proj((a * torch.sigmoid(g)).transpose(1, 2).reshape(b, s, h * e // 2))
+
+
 def randn(*shape):
     return torch.randn(*shape) * 1.5
 
@@ -87,6 +115,7 @@ def blocks():
         ("rmsnorm_residual", RMSNormResidual(128), (randn(6, 128), randn(6, 128)), 1e-5),
         ("attention_scores", SoftmaxAttentionScores(), (randn(2, 32, 64), randn(2, 32, 64)), 1e-4),
         ("masked_heads", MaskedHeads(32, 4, 2, 16), (randn(2, 16, 32),), 1e-4),
+        ("split_heads", SplitHeads(32, 4, 2, 16), (randn(2, 16, 32),), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():  # not the default init: random biases, scales

@@ -1,4 +1,6 @@
-# The PyTorch front end on real torch.nn blocks: each is traced with torch.fx
+# The PyTorch front end on real torch.nn blocks (an MLP, norms, attention
+# written out GPT-2 style with views, splits, indexing and masks): each is
+# traced with torch.fx
 # into a fusion module, compiled for the CPU (fused) with fusion-compile and
 # run on fresh random inputs; the results must match the module's own output
 # (f32: 1e-5 relative, blocks with matmuls 1e-4: the sums run in another
@@ -53,6 +55,16 @@ except fx.UnsupportedOpError as e:
     ok = "cumsum" in str(e)
     failures += not ok
     print(f"{'ok  ' if ok else 'FAIL'} unsupported op: {e}")
+
+# Indexing by a tensor (a boolean mask here) is not basic indexing.
+try:
+    fx.import_module(lambda x: x[x > 0], (torch.randn(4, 4),), name="bad")
+    print("FAIL indexing by a mask was accepted")
+    failures += 1
+except fx.UnsupportedOpError as e:
+    ok = "indexing by" in str(e)
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} indexing by a tensor: {e}")
 
 print(f"{failures} failures")
 sys.exit(1 if failures else 0)
