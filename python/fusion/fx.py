@@ -355,6 +355,35 @@ class _Emitter:
                          f"{self.type_of(b)}) -> {_tensor_type(shape, torch.bool)}",
                          shape, torch.bool)
 
+    def broadcast_to(self, v, shape):
+        """`v` materialized at `shape` (which it broadcasts to): a product
+        with a splat 1, exact for every value, -0 and NaN included."""
+        if tuple(v[1]) == tuple(shape):
+            return v
+        if None in shape or self.broadcast_shape(v[1], shape) != tuple(shape):
+            raise UnsupportedOpError(f"sizes {v[1]} do not broadcast to {shape}")
+        one = self.emit(f"fusion.constant dense<{_float(1)}> : {_tensor_type(shape, v[2])}",
+                        shape, v[2])
+        return self.combine("mul", v, one)
+
+    def repeat(self, node, x, repeats, dim):
+        """repeat_interleave by an integer along `dim` (each element
+        `repeats` times in a row): a size-1 axis after `dim`, materialized
+        `repeats` wide, merged into `dim`."""
+        v = self.value(x)
+        if not isinstance(repeats, int) or dim is None or None in v[1]:
+            raise UnsupportedOpError("repeat_interleave other than by an integer along a dim of "
+                                     "static sizes")
+        dim %= len(v[1])
+        inserted = v[1][:dim + 1] + (1,) + v[1][dim + 1:]
+        wide = v[1][:dim + 1] + (repeats,) + v[1][dim + 1:]
+        split = self.emit(f"fusion.reshape {v[0]} : {self.type_of(v)} -> "
+                          f"{_tensor_type(inserted, v[2])}", inserted, v[2])
+        copies = self.broadcast_to(split, wide)
+        shape, _ = node_type(node)
+        return self.emit(f"fusion.reshape {copies[0]} : {self.type_of(copies)} -> "
+                         f"{_tensor_type(shape, v[2])}", shape, v[2])
+
     def masked_fill(self, x, mask, value):
         """x where mask is false, value (a number, or a rank-0 tensor) where
         it is true."""
@@ -645,6 +674,8 @@ class _Emitter:
         if fn is torch.where and len(args) + len(kwargs) == 3:
             given = dict(zip(("condition", "input", "other"), args), **kwargs)
             return self.where(given["condition"], given["input"], given["other"])
+        if fn is torch.repeat_interleave:
+            return self.call_method(node, "repeat_interleave", args, kwargs)
         if fn in (operator.invert, torch.logical_not, torch.bitwise_not):
             return self.logical_not(args[0])
         if fn is torch.masked_fill:
@@ -758,6 +789,13 @@ class _Emitter:
                               dim)
         if method in self._METHOD_COMPARE:
             return self.compare(self._METHOD_COMPARE[method], x, args[1])
+        if method == "repeat_interleave":
+            return self.repeat(node, x, kwargs.get("repeats", args[1] if len(args) > 1 else None),
+                               kwargs.get("dim", args[2] if len(args) > 2 else None))
+        if method in ("expand", "expand_as"):
+            shape, _ = node_type(node)
+            self.view_of[node] = x
+            return self.broadcast_to(self.value(x), shape)
         if method in ("logical_not", "bitwise_not", "__invert__"):
             return self.logical_not(x)
         if method == "masked_fill":

@@ -104,6 +104,28 @@ class SplitHeads(nn.Module):
         return self.proj((a * torch.sigmoid(g)).transpose(1, 2).reshape(b, s, h * e // 2))
 
 
+class GroupedHeads(nn.Module):
+    """Grouped-query attention written out as Llama does it, at a fixed
+    size: 4 query heads over 2 key/value heads, K repeated by
+    repeat_interleave, V by the expand-and-reshape of `repeat_kv`."""
+
+    def __init__(self, d, heads, kv_heads, batch, length):
+        super().__init__()
+        self.shape = (batch, length, heads, kv_heads, d // heads)
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * kv_heads * (d // heads))
+
+    def forward(self, x):
+        b, s, h, g, e = self.shape
+        q = self.q(x).view(b, s, h, e).transpose(1, 2)
+        kv = self.kv(x).chunk(2, dim=-1)
+        k, v = (t.view(b, s, g, e).transpose(1, 2) for t in (kv[0], kv[1]))
+        k = k.repeat_interleave(h // g, dim=1)
+        v = v[:, :, None, :, :].expand(b, g, h // g, s, e).reshape(b, h, s, e)
+        p = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * e ** -0.5, dim=-1)
+        return torch.matmul(p, v).transpose(1, 2).reshape(b, s, h * e)
+
+
 def randn(*shape):
     return torch.randn(*shape) * 1.5
 
@@ -116,6 +138,7 @@ def blocks():
         ("attention_scores", SoftmaxAttentionScores(), (randn(2, 32, 64), randn(2, 32, 64)), 1e-4),
         ("masked_heads", MaskedHeads(32, 4, 2, 16), (randn(2, 16, 32),), 1e-4),
         ("split_heads", SplitHeads(32, 4, 2, 16), (randn(2, 16, 32),), 1e-4),
+        ("grouped_heads", GroupedHeads(32, 4, 2, 2, 16), (randn(2, 16, 32),), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():  # not the default init: random biases, scales
