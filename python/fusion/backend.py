@@ -76,6 +76,12 @@ def _is_in_place(node):
     return node.op == "call_function" and bool(node.kwargs.get("inplace"))
 
 
+def _is_size(node):
+    """Whether a node is an integer (a size, symbolic or not)."""
+    value = node.meta.get("example_value", node.meta.get("val"))
+    return isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool)
+
+
 class _Support(OperatorSupportBase):
     """A node is supported when fusion.fx imports it on its own (given its
     tensor operands) and its tensors are on one device. Refusals are kept
@@ -113,7 +119,11 @@ class _Support(OperatorSupportBase):
                          t.dtype) for j, t in enumerate(items)]
                     continue
                 if tensor is None:
-                    return False  # a size or another non-tensor value
+                    # A size (Dynamo's symbolic ones): the ops taking one,
+                    # view and reshape, read their shapes from metadata.
+                    if _is_size(operand):
+                        continue
+                    return False  # another non-tensor value
                 devices.add(tensor.device.type)
                 shape, dtype = fusion_fx.node_type(operand)
                 emitter.values[operand] = (f"%a{i}", shape, dtype)

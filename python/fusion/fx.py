@@ -85,6 +85,27 @@ def node_tensors(node):
     return None
 
 
+def _keeps_dynamic_sizes(x, node):
+    """Whether the reshape of node `x` into `node` keeps each symbolic size
+    whole and in order, with the same product of static sizes between them
+    (fusion.reshape's rule for dynamic sizes)."""
+    source, result = _node_tensor(x), _node_tensor(node)
+    if source is None or result is None:
+        return False
+
+    def runs(shape):
+        symbols, products = [], [1]
+        for d in shape:
+            if isinstance(d, int):
+                products[-1] *= d
+            else:
+                symbols.append(str(d))
+                products.append(1)
+        return symbols, products
+
+    return runs(source.shape) == runs(result.shape)
+
+
 def node_type(node):
     """(shape, dtype) of a tensor node: a symbolic size (Dynamo's dynamic
     dimensions) is None. Raises UnsupportedOpError for a node that is not
@@ -221,8 +242,9 @@ class _Emitter:
         shape, dtype = node_type(node)
         if dtype != v[2]:
             raise UnsupportedOpError("a view as another dtype is not supported")
-        if None in shape or None in v[1]:
-            raise UnsupportedOpError("a reshape of dynamic sizes is not supported")
+        if (None in shape or None in v[1]) and not _keeps_dynamic_sizes(x, node):
+            raise UnsupportedOpError("a reshape that merges, splits or moves a dynamic size is "
+                                     "not supported")
         self.view_of[node] = x
         if shape == v[1]:
             return v

@@ -185,9 +185,9 @@ class AttentionProjections(nn.Module):
 
 
 class MultiHeadAttention(AttentionProjections):
-    """The same with heads split by view: a view of static sizes is a
-    fusion.reshape; once Dynamo makes the length dynamic the backend runs
-    the views with PyTorch and compiles the parts between them."""
+    """The same with heads split by view and merged by reshape: each a
+    fusion.reshape, at the static first length and the dynamic ones after
+    it (the batch and length stay whole dimensions)."""
 
     def __init__(self, d, heads):
         super().__init__(d)

@@ -107,15 +107,37 @@ static Value copyConstantToDevice(OpBuilder &b, ConstantOp constant) {
 }
 
 /// `buffer` (contiguous, row-major) as a buffer of `type`: the same
-/// elements under another static shape, no copy.
+/// elements under another shape, no copy. The k-th dynamic size of `type`
+/// is the buffer's k-th (fusion.reshape's rule); strides are row-major.
 static Value viewAs(OpBuilder &b, Location loc, Value buffer,
                     MemRefType type) {
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t d = type.getRank() - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+  auto source = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < source.getRank(); ++d)
+    if (source.isDynamicDim(d))
+      dynamicSizes.push_back(memref::DimOp::create(b, loc, buffer, d));
+  SmallVector<OpFoldResult> sizes(type.getRank()), strides(type.getRank());
+  for (int64_t d = 0, k = 0; d < type.getRank(); ++d)
+    sizes[d] = type.isDynamicDim(d) ? OpFoldResult(dynamicSizes[k++])
+                                    : OpFoldResult(b.getIndexAttr(
+                                          type.getDimSize(d)));
+  OpFoldResult stride = b.getIndexAttr(1);
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    if (d == 0)
+      break;
+    std::optional<int64_t> s = getConstantIntValue(stride),
+                           n = getConstantIntValue(sizes[d]);
+    if (s && n)
+      stride = b.getIndexAttr(*s * *n);
+    else
+      stride = arith::MulIOp::create(
+                   b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
+                   getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
+                   .getResult();
+  }
   return memref::ReinterpretCastOp::create(b, loc, type, buffer,
-                                           /*offset=*/0, type.getShape(),
-                                           strides);
+                                           b.getIndexAttr(0), sizes, strides);
 }
 
 /// The matmul kernels that run as library calls.

@@ -341,8 +341,10 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
 };
 
 /// A reshape between kernels: collapsed to one dimension, then expanded
-/// to the result's shape (a rank-0 side takes an empty reassociation), views
-/// that bufferization keeps views.
+/// to the result's shape (a rank-0 side takes an empty reassociation);
+/// with dynamic sizes, collapsed to one dimension per dynamic size and
+/// expanded from there (groupByDynamicDims). Views that bufferization keeps
+/// views.
 struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -353,6 +355,28 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
     Value value = adaptor.getX();
     auto inputType = cast<RankedTensorType>(value.getType());
     auto resultType = cast<RankedTensorType>(op.getType());
+    if (!inputType.hasStaticShape()) {
+      SmallVector<ReassociationIndices> in, out;
+      for (auto group : groupByDynamicDims(inputType.getShape()))
+        in.emplace_back(group.begin(), group.end());
+      for (auto group : groupByDynamicDims(resultType.getShape()))
+        out.emplace_back(group.begin(), group.end());
+      SmallVector<OpFoldResult> sizes;
+      int64_t k = 0;
+      SmallVector<int64_t> dynamicIn;
+      for (auto [d, size] : llvm::enumerate(inputType.getShape()))
+        if (ShapedType::isDynamic(size))
+          dynamicIn.push_back(d);
+      for (int64_t size : resultType.getShape())
+        sizes.push_back(ShapedType::isDynamic(size)
+                            ? OpFoldResult(tensor::DimOp::create(
+                                  rewriter, loc, value, dynamicIn[k++]))
+                            : OpFoldResult(rewriter.getIndexAttr(size)));
+      value = tensor::CollapseShapeOp::create(rewriter, loc, value, in);
+      rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
+                                 rewriter, loc, resultType, value, out, sizes));
+      return success();
+    }
     auto all = [](int64_t rank) {
       ReassociationIndices group;
       for (int64_t d = 0; d < rank; ++d)

@@ -341,8 +341,15 @@ func.func @reshape_1(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @reshape_2(%x: tensor<?x8xf32>) {
-  // expected-error @+1 {{reshapes static shapes only, got 'tensor<?x8xf32>' -> 'tensor<?x2x4xf32>'}}
-  %0 = fusion.reshape %x : tensor<?x8xf32> -> tensor<?x2x4xf32>
+  // expected-error @+1 {{must keep each dynamic size, in order, with the same product of static sizes between them: 'tensor<?x8xf32>' -> 'tensor<8x?xf32>'}}
+  %0 = fusion.reshape %x : tensor<?x8xf32> -> tensor<8x?xf32>
+  return
+}
+// -----
+
+func.func @reshape_2b(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{must keep each dynamic size, in order, with the same product of static sizes between them: 'tensor<?x?xf32>' -> 'tensor<?xf32>'}}
+  %0 = fusion.reshape %x : tensor<?x?xf32> -> tensor<?xf32>
   return
 }
 // -----

@@ -138,6 +138,8 @@ func.func @data_movement(%x: tensor<?x16xbf16>, %y: tensor<4x8xf32>) -> (tensor<
   %2 = fusion.transpose %y permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
   // CHECK: fusion.reshape %{{.*}} : tensor<4x8xf32> -> tensor<2x2x8xf32>
   %3 = fusion.reshape %y : tensor<4x8xf32> -> tensor<2x2x8xf32>
+  // CHECK: fusion.reshape %{{.*}} : tensor<?x16xbf16> -> tensor<?x2x8xbf16>
+  %4 = fusion.reshape %x : tensor<?x16xbf16> -> tensor<?x2x8xbf16>
   return %0, %1, %2 : tensor<?x8xbf16>, tensor<2x4xf32>, tensor<8x4xf32>
 }
 

@@ -2,8 +2,9 @@
 # kernel result, a function argument, a constant), read by the next kernel
 # under the new shape, and returned itself (copied into the output). Heads
 # split out of a product and transposed, a softmax over an axis the reshape
-# made, rank 0 on either side, two reshapes in a row, f32 and f16. Fused
-# and unfused, outputs poisoned, against numpy in float64.
+# made, rank 0 on either side, two reshapes in a row, f32 and f16, and
+# dynamic sizes (kept whole and in order, at run-time sizes 0 and up).
+# Fused and unfused, outputs poisoned, against numpy in float64.
 #
 # RUN: %fusion_python %s %fusion_obj_root %t
 
@@ -49,6 +50,23 @@ func.func @twice(%x: tensor<8x6xf32>) -> tensor<4x12xf32> {
   %e = fusion.mul %d, %m : (tensor<4x12xf32>, tensor<4x1xf32>) -> tensor<4x12xf32>
   return %e : tensor<4x12xf32>
 }
+func.func @dynamic_heads(%x: tensor<?x?x64xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x?x64xf32>) {
+  %e = fusion.exp %x : tensor<?x?x64xf32>
+  %h = fusion.reshape %e : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %m = fusion.reduce_max %h axes = [3] keep_dims : tensor<?x?x4x16xf32> -> tensor<?x?x4x1xf32>
+  %s = fusion.sub %h, %m : (tensor<?x?x4x16xf32>, tensor<?x?x4x1xf32>) -> tensor<?x?x4x16xf32>
+  %back = fusion.reshape %s : tensor<?x?x4x16xf32> -> tensor<?x?x64xf32>
+  return %t, %back : tensor<?x4x?x16xf32>, tensor<?x?x64xf32>
+}
+func.func @dynamic_middle(%x: tensor<2x?x6xf32>) -> tensor<12x?xf32> {
+  %r = fusion.reshape %x : tensor<2x?x6xf32> -> tensor<2x?x3x2xf32>
+  %s = fusion.sigmoid %r : tensor<2x?x3x2xf32>
+  %t = fusion.reshape %s : tensor<2x?x3x2xf32> -> tensor<2x?x6xf32>
+  %u = fusion.transpose %t permutation = [0, 2, 1] : tensor<2x?x6xf32> -> tensor<2x6x?xf32>
+  %v = fusion.reshape %u : tensor<2x6x?xf32> -> tensor<12x?xf32>
+  return %v : tensor<12x?xf32>
+}
 """)
 failures = []
 rng = testing.fresh_rng()
@@ -92,6 +110,21 @@ for fuse in (True, False):
     expected = (1 / (1 + np.exp(-x.astype(np.float64)))).reshape(4, 12) * \
         np.array([1.0, 2.0, 3.0, 4.0]).reshape(4, 1)
     testing.check(f"{tag} two reshapes and a reshaped constant", e, expected, "f32", failures)
+
+    for shape in ((3, 5, 64), (1, 1, 64), (2, 0, 64)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        t, back = module.dynamic_heads(x)
+        h = np.exp(x.astype(np.float64)).reshape(shape[0], shape[1], 4, 16)
+        testing.check(f"{tag} dynamic heads {shape}: transposed", t, h.transpose(0, 2, 1, 3),
+                      "f32", failures)
+        testing.check(f"{tag} dynamic heads {shape}: back", back,
+                      (h - h.max(3, keepdims=True)).reshape(shape), "f32", failures)
+    for rows in (7, 1):
+        x = rng.standard_normal((2, rows, 6)).astype(np.float32)
+        (v,) = module.dynamic_middle(x)
+        s = 1 / (1 + np.exp(-x.astype(np.float64)))
+        testing.check(f"{tag} dynamic middle size {rows}", v,
+                      s.transpose(0, 2, 1).reshape(12, rows), "f32", failures)
 
 print(f"{len(failures)} failures: {failures}")
 sys.exit(1 if failures else 0)

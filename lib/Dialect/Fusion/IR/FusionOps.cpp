@@ -244,6 +244,34 @@ fusion::getBroadcastSources(ArrayRef<int64_t> operandShape,
   return sources;
 }
 
+SmallVector<SmallVector<int64_t, 2>>
+fusion::groupByDynamicDims(ArrayRef<int64_t> shape) {
+  SmallVector<SmallVector<int64_t, 2>> groups;
+  SmallVector<int64_t, 2> leading;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(size))
+      groups.emplace_back();
+    (groups.empty() ? leading : groups.back()).push_back(d);
+  }
+  if (!groups.empty())
+    groups.front().insert(groups.front().begin(), leading.begin(),
+                          leading.end());
+  return groups;
+}
+
+/// The products of the runs of static sizes around the dynamic sizes of
+/// `shape`: one more than there are dynamic sizes.
+static SmallVector<int64_t> staticRuns(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> runs = {1};
+  for (int64_t size : shape) {
+    if (ShapedType::isDynamic(size))
+      runs.push_back(1);
+    else
+      runs.back() *= size;
+  }
+  return runs;
+}
+
 SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
   SmallVector<std::pair<DimRef, DimRef>> pairs;
   if (op->getNumResults() != 1 ||
@@ -301,6 +329,17 @@ SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
   } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
     for (auto [j, i] : llvm::enumerate(transpose.getPermutation()))
       same(transpose.getX(), i, j);
+  } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // The k-th dynamic dimension of the operand is the result's k-th.
+    auto groupsIn = groupByDynamicDims(shapeOf(reshape.getX()));
+    auto groupsOut = groupByDynamicDims(resultShape);
+    auto dynamicIn = [&](ArrayRef<int64_t> group, ArrayRef<int64_t> shape) {
+      return *llvm::find_if(
+          group, [&](int64_t d) { return ShapedType::isDynamic(shape[d]); });
+    };
+    for (auto [in, out] : llvm::zip(groupsIn, groupsOut))
+      same(reshape.getX(), dynamicIn(in, shapeOf(reshape.getX())),
+           dynamicIn(out, resultShape));
   } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
     Value a = matmul.getA(), b = matmul.getB();
     int64_t aRank = shapeOf(a).size(), bRank = shapeOf(b).size();
@@ -501,13 +540,18 @@ LogicalResult TransposeOp::verify() {
 LogicalResult ReshapeOp::verify() {
   auto input = cast<RankedTensorType>(getX().getType());
   auto result = cast<RankedTensorType>(getType());
-  if (!input.hasStaticShape() || !result.hasStaticShape())
-    return emitOpError("reshapes static shapes only, got ")
-           << input << " -> " << result;
-  if (input.getNumElements() != result.getNumElements())
+  if (input.hasStaticShape() && result.hasStaticShape() &&
+      input.getNumElements() != result.getNumElements())
     return emitOpError("changes the number of elements: ")
            << input << " has " << input.getNumElements() << ", " << result
            << " has " << result.getNumElements();
+  // Dynamic sizes keep their order and size: the same number on each side,
+  // and the same products of static sizes between them.
+  if ((!input.hasStaticShape() || !result.hasStaticShape()) &&
+      staticRuns(input.getShape()) != staticRuns(result.getShape()))
+    return emitOpError("must keep each dynamic size, in order, with the same "
+                       "product of static sizes between them: ")
+           << input << " -> " << result;
   if ((*this)->getParentOfType<KernelOp>())
     return emitOpError("is a view of its operand's buffer: it cannot be "
                        "inside a fusion.kernel");

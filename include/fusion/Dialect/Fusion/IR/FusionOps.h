@@ -51,6 +51,15 @@ SmallVector<std::optional<int64_t>>
 getBroadcastSources(ArrayRef<int64_t> operandShape,
                     ArrayRef<int64_t> resultShape);
 
+/// The dimensions of `shape` grouped so that each group holds exactly one
+/// dynamic dimension: the k-th group runs from the k-th dynamic dimension
+/// to the next one (the first also takes the static dimensions before it).
+/// Empty when no dimension is dynamic. A fusion.reshape of dynamic sizes
+/// collapses its operand by these groups and expands the result by its own
+/// (the k-th dynamic dimension of each is the same size).
+SmallVector<SmallVector<int64_t, 2>>
+groupByDynamicDims(ArrayRef<int64_t> shape);
+
 /// A dimension of a tensor value.
 struct DimRef {
   Value value;

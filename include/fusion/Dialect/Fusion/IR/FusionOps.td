@@ -444,7 +444,10 @@ def Fusion_ReshapeOp : Fusion_Op<"reshape",
     [Pure, SameOperandsAndResultElementType]> {
   let summary = "the same elements, in row-major order, under another shape";
   let description = [{
-    Both shapes static, with the same number of elements. It moves no data:
+    Static shapes have the same number of elements; dynamic sizes stay
+    whole and in order (the k-th dynamic dimension of the result is the
+    operand's k-th), with the same product of static sizes between them on
+    both sides (`?x256` -> `?x8x32`, `2x?x64` -> `2x?x4x16`). It moves no data:
     it never joins a kernel (a `fusion.kernel` may not hold one), and the
     lowerings make it a view of its operand's buffer, so the kernels on
     either side of it read and write memory as usual (the fusion passes do
