@@ -14,7 +14,9 @@ kernel with no inputs) and in elementwise math; decode attention
 decode programs do not have (K and V staged through shared memory on
 sm_90: D = 32 in f32, 64 in f16 with an additive mask, 256 in bf16, few
 rows so that keys are cut into ranges), and with 4 query rows a sequence
-(rows sharing K and V: the register plan).
+(rows sharing K and V: the register plan); fusion.reshape between
+kernels, of static sizes (a returned view included) and of a dynamic
+length (sizes 0 and 1 included).
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
 `reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
@@ -161,6 +163,19 @@ func.func @column_sum_max(%x: tensor<2000x64xbf16>) -> (tensor<64xf32>, tensor<6
   }
   return %0#0, %0#1 : tensor<64xf32>, tensor<64xf32>
 }
+func.func @reshape_heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>) {
+  %e = fusion.exp %x : tensor<2x64x256xbf16>
+  %h = fusion.reshape %e : tensor<2x64x256xbf16> -> tensor<2x64x8x32xbf16>
+  %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<2x64x8x32xbf16> -> tensor<2x8x64x32xbf16>
+  return %t, %h : tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>
+}
+func.func @reshape_dynamic(%x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
+  %h = fusion.reshape %x : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
+  %s = fusion.softmax %h axis = 3 : tensor<2x?x4x16xf32>
+  %b = fusion.reshape %s : tensor<2x?x4x16xf32> -> tensor<2x?x64xf32>
+  %n = fusion.neg %b : tensor<2x?x64xf32>
+  return %n : tensor<2x?x64xf32>
+}
 """
 
 
@@ -183,6 +198,7 @@ SHAPES = {
                             for n in (1, 7, 129, 5000)],
     "decode_d256_bf16": [[(2, 2, 1, 256), (2, 2, n, 256), (2, 2, n, 256)] for n in (1, 33, 1000)],
     "decode_queries4": [[(2, 3, 4, 64), (2, 3, n, 64), (2, 3, n, 64)] for n in (1, 300)],
+    "reshape_dynamic": [[(2, n, 64)] for n in (0, 1, 1000)],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -285,6 +301,12 @@ def reference(name, *xs):
             return ((j + 0 * i).double(),)
         # bf16 rounding after each op: x + j (j < 256 exact), then - i.
         return (((x[0] + j).bfloat16().double() - i).bfloat16().double(),)
+    if name == "reshape_heads":
+        h = torch.exp(x[0]).reshape(2, 64, 8, 32)
+        return (h.transpose(1, 2), h)
+    if name == "reshape_dynamic":
+        s = torch.softmax(x[0].reshape(2, -1, 4, 16), -1)
+        return (-s.reshape(x[0].shape),)
     if name == "slice_row_sum":
         return (torch.exp(x[0][:, 32:96]).sum(-1),)
     raise KeyError(name)
