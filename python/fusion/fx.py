@@ -237,7 +237,7 @@ class _Emitter:
 
     def reshape(self, node, x):
         """view, reshape, flatten, unsqueeze, squeeze: fusion.reshape to the
-        node's own (static) shape."""
+        node's own shape (dynamic sizes kept whole and in order)."""
         v = self.value(x)
         shape, dtype = node_type(node)
         if dtype != v[2]:
@@ -275,8 +275,13 @@ class _Emitter:
         if None in v[1]:
             raise UnsupportedOpError("indexing a tensor of dynamic sizes is not supported")
         items = list(index) if isinstance(index, tuple) else [index]
-        if any(not (isinstance(i, (int, slice)) or i is None or i is Ellipsis) or isinstance(i, bool)
-               for i in items) or items.count(Ellipsis) > 1:
+        def basic(i):
+            if isinstance(i, slice):
+                return all(p is None or (isinstance(p, int) and not isinstance(p, bool))
+                           for p in (i.start, i.stop, i.step))
+            return (isinstance(i, int) and not isinstance(i, bool)) or i is None or i is Ellipsis
+
+        if not all(basic(i) for i in items) or items.count(Ellipsis) > 1:
             raise UnsupportedOpError(f"indexing by {index!r} is not supported (slices, integers, "
                                      f"None and ... are)")
         consumed = sum(isinstance(i, (int, slice)) for i in items)
