@@ -356,11 +356,10 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
     auto inputType = cast<RankedTensorType>(value.getType());
     auto resultType = cast<RankedTensorType>(op.getType());
     if (!inputType.hasStaticShape()) {
-      SmallVector<ReassociationIndices> in, out;
-      for (auto group : groupByDynamicDims(inputType.getShape()))
-        in.emplace_back(group.begin(), group.end());
-      for (auto group : groupByDynamicDims(resultType.getShape()))
-        out.emplace_back(group.begin(), group.end());
+      SmallVector<ReassociationIndices> in =
+          groupByDynamicDims(inputType.getShape());
+      SmallVector<ReassociationIndices> out =
+          groupByDynamicDims(resultType.getShape());
       SmallVector<OpFoldResult> sizes;
       int64_t k = 0;
       SmallVector<int64_t> dynamicIn;
