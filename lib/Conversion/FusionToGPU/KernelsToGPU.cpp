@@ -111,11 +111,10 @@ static Value copyConstantToDevice(OpBuilder &b, ConstantOp constant) {
 /// is the buffer's k-th (fusion.reshape's rule); strides are row-major.
 static Value viewAs(OpBuilder &b, Location loc, Value buffer,
                     MemRefType type) {
-  auto source = cast<MemRefType>(buffer.getType());
   SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < source.getRank(); ++d)
-    if (source.isDynamicDim(d))
-      dynamicSizes.push_back(memref::DimOp::create(b, loc, buffer, d));
+  for (int64_t d :
+       getDynamicDims(cast<MemRefType>(buffer.getType()).getShape()))
+    dynamicSizes.push_back(memref::DimOp::create(b, loc, buffer, d));
   SmallVector<OpFoldResult> sizes(type.getRank()), strides(type.getRank());
   for (int64_t d = 0, k = 0; d < type.getRank(); ++d)
     sizes[d] = type.isDynamicDim(d) ? OpFoldResult(dynamicSizes[k++])

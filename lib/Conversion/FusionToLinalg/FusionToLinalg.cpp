@@ -362,10 +362,7 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
           groupByDynamicDims(resultType.getShape());
       SmallVector<OpFoldResult> sizes;
       int64_t k = 0;
-      SmallVector<int64_t> dynamicIn;
-      for (auto [d, size] : llvm::enumerate(inputType.getShape()))
-        if (ShapedType::isDynamic(size))
-          dynamicIn.push_back(d);
+      SmallVector<int64_t> dynamicIn = getDynamicDims(inputType.getShape());
       for (int64_t size : resultType.getShape())
         sizes.push_back(ShapedType::isDynamic(size)
                             ? OpFoldResult(tensor::DimOp::create(

@@ -244,6 +244,14 @@ fusion::getBroadcastSources(ArrayRef<int64_t> operandShape,
   return sources;
 }
 
+SmallVector<int64_t> fusion::getDynamicDims(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (ShapedType::isDynamic(size))
+      dims.push_back(d);
+  return dims;
+}
+
 SmallVector<SmallVector<int64_t, 2>>
 fusion::groupByDynamicDims(ArrayRef<int64_t> shape) {
   SmallVector<SmallVector<int64_t, 2>> groups;
@@ -331,15 +339,9 @@ SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
       same(transpose.getX(), i, j);
   } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     // The k-th dynamic dimension of the operand is the result's k-th.
-    auto groupsIn = groupByDynamicDims(shapeOf(reshape.getX()));
-    auto groupsOut = groupByDynamicDims(resultShape);
-    auto dynamicIn = [&](ArrayRef<int64_t> group, ArrayRef<int64_t> shape) {
-      return *llvm::find_if(
-          group, [&](int64_t d) { return ShapedType::isDynamic(shape[d]); });
-    };
-    for (auto [in, out] : llvm::zip(groupsIn, groupsOut))
-      same(reshape.getX(), dynamicIn(in, shapeOf(reshape.getX())),
-           dynamicIn(out, resultShape));
+    for (auto [in, out] : llvm::zip(getDynamicDims(shapeOf(reshape.getX())),
+                                    getDynamicDims(resultShape)))
+      same(reshape.getX(), in, out);
   } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
     Value a = matmul.getA(), b = matmul.getB();
     int64_t aRank = shapeOf(a).size(), bRank = shapeOf(b).size();

@@ -51,6 +51,10 @@ SmallVector<std::optional<int64_t>>
 getBroadcastSources(ArrayRef<int64_t> operandShape,
                     ArrayRef<int64_t> resultShape);
 
+/// The indices of the dynamic dimensions of `shape`, in order (a
+/// fusion.reshape keeps the k-th of its operand as the k-th of its result).
+SmallVector<int64_t> getDynamicDims(ArrayRef<int64_t> shape);
+
 /// The dimensions of `shape` grouped so that each group holds exactly one
 /// dynamic dimension: the k-th group runs from the k-th dynamic dimension
 /// to the next one (the first also takes the static dimensions before it).
