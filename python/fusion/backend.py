@@ -115,8 +115,7 @@ class _Support(OperatorSupportBase):
                         return False
                     devices.update(t.device.type for t in items)
                     emitter.values[operand] = [
-                        (f"%a{i}_{j}", tuple(d if isinstance(d, int) else None for d in t.shape),
-                         t.dtype) for j, t in enumerate(items)]
+                        (f"%a{i}_{j}",) + fusion_fx.tensor_type(t) for j, t in enumerate(items)]
                     continue
                 if tensor is None:
                     # A size (Dynamo's symbolic ones): the ops taking one,
@@ -136,7 +135,7 @@ class _Support(OperatorSupportBase):
             emitter.node(node)
         except fusion_fx.UnsupportedOpError:
             return False
-        except Exception as e:  # an importer defect: PyTorch runs the node, said once
+        except Exception as e:  # an importer defect: PyTorch runs the node (logged once per node)
             log.warning("fusion: the importer failed on %s (%s: %s); it runs with PyTorch",
                         _op_name(node), type(e).__name__, e)
             return False

@@ -113,8 +113,12 @@ def node_type(node):
     tensor = _node_tensor(node)
     if tensor is None:
         raise UnsupportedOpError(f"{node.name} is not a tensor")
-    shape = tuple(d if isinstance(d, int) else None for d in tensor.shape)
-    return shape, tensor.dtype
+    return tensor_type(tensor)
+
+
+def tensor_type(tensor):
+    """(shape, dtype) of a (fake) tensor, a symbolic size as None."""
+    return tuple(d if isinstance(d, int) else None for d in tensor.shape), tensor.dtype
 
 
 def _broadcast_dims(a, b):
