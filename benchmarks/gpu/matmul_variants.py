@@ -11,7 +11,8 @@ something else shows.
 
     python3 matmul_variants.py STEM [STEM ...] [--programs a,b] [--rounds N]
 
-Writes matmul_variants.json into $OUT (or the current directory)."""
+Writes matmul_variants.json into $OUT (or the current directory), or
+matmul_variants.<n>.json where earlier runs left theirs (n = 1, 2, ...)."""
 
 import argparse
 import json
@@ -59,7 +60,11 @@ def main():
         rows.append(f"{label:22}" + "  ".join(
             f"{stem} {medians[stem]:.4f} ms ({flops / medians[stem] / 1e9:.0f} TFLOP/s, "
             f"diff {differs[stem]:.1e})" for stem in modules))
-    with open(os.path.join(os.environ.get("OUT", "."), "matmul_variants.json"), "w") as f:
+    out_dir = os.environ.get("OUT", ".")
+    path, n = os.path.join(out_dir, "matmul_variants.json"), 1
+    while os.path.exists(path):
+        path, n = os.path.join(out_dir, f"matmul_variants.{n}.json"), n + 1
+    with open(path, "w") as f:
         json.dump(dict(device=torch.cuda.get_device_name(), results=results), f, indent=1)
     print(torch.cuda.get_device_name())
     print("\n".join(rows))
