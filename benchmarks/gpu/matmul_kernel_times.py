@@ -38,9 +38,10 @@ def profile(call, calls):
         for _ in range(calls):
             call()
         torch.cuda.synchronize()
-    return sorted((event.name, event.time_range.start, event.device_time)
-                  for event in prof.events()
-                  if event.device_type == torch.autograd.DeviceType.CUDA)
+    return sorted(((event.name, event.time_range.start, event.device_time)
+                   for event in prof.events()
+                   if event.device_type == torch.autograd.DeviceType.CUDA),
+                  key=lambda activity: activity[1])
 
 
 def kernel_times(activities, calls):
@@ -55,7 +56,6 @@ def kernel_times(activities, calls):
 def timeline(activities, calls):
     """One call's activities from the middle of the run, each with the GPU
     idle time before it, and the mean span and busy time of a call."""
-    activities = sorted(activities, key=lambda a: a[1])
     per_call = len(activities) // calls
     span = (activities[-1][1] + activities[-1][2] - activities[0][1]) / calls
     busy = sum(a[2] for a in activities) / calls
