@@ -10,11 +10,12 @@ a copy whose kernel carries that plan (function and kernel renamed
 only where --vectors gives more than the planned one). Combinations the
 planner's checks refuse for the kernel are left out and listed. Functions
 of more than one kernel are left out. Compile the output with
-fusion-compile.
+fusion-compile. With --streamed and --staged, each plan also with its row
+streamed and staged in shared memory (named `_streamed`, `_staged`).
 
   scripts/plan-variants.py SOURCE -o VARIANTS.mlir \\
       [--threads 64,128,256,512] [--clusters 1,2,4,8] [--streamed] \\
-      [--vectors planned,1,8]
+      [--staged] [--vectors planned,1,8]
 """
 
 import argparse
@@ -38,6 +39,8 @@ def main():
     parser.add_argument("--clusters", default="1")
     parser.add_argument("--streamed", action="store_true",
                         help="also the streamed variant of each")
+    parser.add_argument("--staged", action="store_true",
+                        help="also the staged variant of each")
     parser.add_argument("--vectors", default="planned",
                         help="vector widths: numbers, or planned (the planner's)")
     parser.add_argument("--build", default=os.environ.get(
@@ -62,14 +65,15 @@ def main():
         planned, passes = plan.group(2), plan.group(3)
         vectors = list(dict.fromkeys(
             planned if v == "planned" else v for v in args.vectors.split(",")))
-        for cluster, threads, vector, streamed in itertools.product(
+        rows = (["registers"] + (["streamed"] if args.streamed else [])
+                + (["staged"] if args.staged else []))
+        for cluster, threads, vector, row in itertools.product(
                 map(int, args.clusters.split(",")), map(int, args.threads.split(",")),
-                vectors, [False, True] if args.streamed else [False]):
+                vectors, rows):
             strategy = "cluster_rows" if cluster > 1 else "rows"
-            row = "streamed" if streamed else "registers"
             label = (f"{name}_c{cluster}_t{threads}"
                      + (f"_v{vector}" if len(vectors) > 1 else "")
-                     + ("_streamed" if streamed else ""))
+                     + ("" if row == "registers" else f"_{row}"))
             variant = re.sub(
                 r"#fusion\.plan<[^>]*>",
                 f"#fusion.plan<{strategy}, threads = {threads}, vector = {vector}, "

@@ -3,7 +3,9 @@
 // A row split over the blocks of a thread-block cluster: each block reduces
 // its part, publishes its total in shared memory, and reads every block's
 // total through distributed shared memory (mapa), so that all blocks
-// continue with the row's total. Rows.cpp runs the rest of the row. The
+// continue with the row's total. Rows alternate between two sets of slots:
+// a block writes a row's slot after the cluster barrier of the row before,
+// which every block reaches after its reads of the slot two rows back. Rows.cpp runs the rest of the row. The
 // addressing of other blocks' shared memory is shared with attention_rows,
 // whose clusters fold a query row's ranges the same way.
 //
@@ -44,17 +46,18 @@ void codegen::clusterBarrier(OpBuilder &b, Location loc) {
 
 Value codegen::combineOverCluster(OpBuilder &b, Location loc,
                                   Operation *reduction, Value total,
-                                  Value slots, int64_t ordinal, Value tid,
+                                  Value slots, Value slot, Value tid,
                                   int64_t splits) {
-  Value slot = indexConst(b, loc, ordinal);
   Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                         indexConst(b, loc, 0));
   emitIf(b, loc, isFirst,
          [&] { memref::StoreOp::create(b, loc, total, slots, slot); });
   clusterBarrier(b, loc);
   // The slot's address in this block's shared memory, then in each block's.
-  Value local =
-      sharedAddress(b, loc, slots, ordinal * int64_t(sizeof(float)));
+  Value local = sharedAddress(
+      b, loc, slots,
+      arith::MulIOp::create(b, loc, slot,
+                            indexConst(b, loc, int64_t(sizeof(float)))));
   Value acc = buildReductionIdentity(b, loc, reduction, b.getF32Type());
   for (int64_t block = 0; block < splits; ++block)
     acc = buildReductionCombine(
@@ -66,11 +69,15 @@ Value codegen::combineOverCluster(OpBuilder &b, Location loc,
 
 Value codegen::sharedAddress(OpBuilder &b, Location loc, Value buffer,
                              int64_t byteOffset) {
+  return sharedAddress(b, loc, buffer, indexConst(b, loc, byteOffset));
+}
+
+Value codegen::sharedAddress(OpBuilder &b, Location loc, Value buffer,
+                             Value byteOffset) {
   auto sharedPtr = LLVM::LLVMPointerType::get(
       b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value address =
-      arith::AddIOp::create(b, loc, base, indexConst(b, loc, byteOffset));
+  Value address = arith::AddIOp::create(b, loc, base, byteOffset);
   return LLVM::IntToPtrOp::create(
       b, loc, sharedPtr,
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address)

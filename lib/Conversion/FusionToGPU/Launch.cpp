@@ -184,8 +184,8 @@ Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
   return isLast;
 }
 
-void codegen::prefetchToL2(OpBuilder &b, Location loc, Value buffer,
-                           ArrayRef<Value> index, Value valid) {
+Value codegen::elementAddress(OpBuilder &b, Location loc, Value buffer,
+                              ArrayRef<Value> index) {
   int64_t elementBytes =
       cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
@@ -193,9 +193,14 @@ void codegen::prefetchToL2(OpBuilder &b, Location loc, Value buffer,
   for (auto [i, stride] : llvm::zip_equal(index, metadata.getStrides()))
     linear = arith::AddIOp::create(b, loc, linear,
                                    arith::MulIOp::create(b, loc, i, stride));
-  Value address = arith::AddIOp::create(
+  return arith::AddIOp::create(
       b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
       arith::MulIOp::create(b, loc, linear, indexConst(b, loc, elementBytes)));
+}
+
+void codegen::prefetchToL2(OpBuilder &b, Location loc, Value buffer,
+                           ArrayRef<Value> index, Value valid) {
+  Value address = elementAddress(b, loc, buffer, index);
   emitIf(b, loc, valid, [&] {
     Value pointer = LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()),

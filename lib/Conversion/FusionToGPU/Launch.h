@@ -97,6 +97,11 @@ Value countArrival(OpBuilder &b, Location loc, Value arrivals, Value index,
 /// become single 16-byte instructions.
 llvm::MaybeAlign vectorAlignment(Type element, int64_t width);
 
+/// The address (an index) of element `index` of `buffer`, from its
+/// aligned pointer, offset and strides.
+Value elementAddress(OpBuilder &b, Location loc, Value buffer,
+                     ArrayRef<Value> index);
+
 /// Bytes a prefetch to L2 brings (a line).
 constexpr int64_t kL2LineBytes = 128;
 

@@ -31,6 +31,19 @@ Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
                            bool lanes) {
   Value buffer = buffers[arg.getArgNumber()];
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  if (stagedRows) {
+    if (Value part = stagedRows->parts.lookup(arg.getArgNumber())) {
+      Value at = arith::SubIOp::create(b, loc, index.back(),
+                                       stagedRows->firstColumn);
+      if (!lanes)
+        return extendToF32(b, loc, memref::LoadOp::create(b, loc, part, at));
+      return extendToF32(
+          b, loc,
+          vector::LoadOp::create(b, loc, VectorType::get({width}, element),
+                                 part, at, /*nontemporal=*/false,
+                                 vectorAlignment(element, width)));
+    }
+  }
   if (!lanes)
     return extendToF32(b, loc, memref::LoadOp::create(b, loc, buffer, index));
   if (gatherLoads) {

@@ -46,6 +46,16 @@ public:
   };
   std::optional<ShiftedRows> shiftedRows;
 
+  /// Rows staged in shared memory (a row plan's `row = staged`): the block's
+  /// part of the current row of each staged input, by argument number (a
+  /// 1-D shared buffer), and the column its first element is. Loads of
+  /// those inputs read the part there.
+  struct StagedRows {
+    DenseMap<unsigned, Value> parts;
+    Value firstColumn;
+  };
+  std::optional<StagedRows> stagedRows;
+
   /// Rounds vectors of two lanes to bf16 through packed conversions
   /// (cvt.rn.bf16x2.f32, a zero beside each lane) whose bits are the
   /// rounded f32: LLVM splits a vector round trip whose lanes are read

@@ -7,10 +7,13 @@
 // (warp shuffles and shared memory); its result is a per-row scalar for what
 // follows. A last pass writes the full-row outputs, thread 0 the per-row
 // ones. A row held in registers is loaded once for all passes; a streamed
-// row (too long, or of dynamic length) is read again by every pass.
+// row (too long, or of dynamic length) is read again by every pass; a
+// staged row is copied into shared memory once (one bulk copy per input
+// and block, on an mbarrier) and every pass reads it from there.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Hopper.h"
 #include "PointEvaluator.h"
 #include "ReductionSweep.h"
 #include "Strategies.h"
@@ -20,6 +23,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -33,6 +38,10 @@ using namespace mlir::fusion::codegen;
 // together, then the rest of its vectors one by one. (With 4, ptxas kept
 // 8 bytes on the stack in some kernels of the random graphs, no-spills.py.)
 static constexpr int64_t kStreamedVectors = 8;
+// A staged pass reads shared memory, whose latency needs no batch of
+// loads: fewer vectors a step keep the registers, and with them more blocks
+// (each with its copy under way) on a multiprocessor.
+static constexpr int64_t kStagedVectors = 2;
 
 /// `m` where it is finite, else 0: the shift of an online sum, so that a
 /// row of -inf sums exp(-inf) = 0 and one with +inf overflows as the
@@ -58,6 +67,19 @@ static Value rescaleOnlineSum(OpBuilder &b, Location loc, Value sum, Value from,
                                 f32Constant(b, loc, 0.0, sum.getType()));
   return arith::MulFOp::create(b, loc, sum,
                                math::ExpOp::create(b, loc, exponent));
+}
+
+/// Element `index` of `buffer` (unit stride along its last dimension) as a
+/// pointer to global memory, for bulk copies.
+static Value globalAddress(OpBuilder &b, Location loc, Value buffer,
+                           ArrayRef<Value> index) {
+  return LLVM::IntToPtrOp::create(
+      b, loc,
+      LLVM::LLVMPointerType::get(
+          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Global)),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                   elementAddress(b, loc, buffer, index))
+          .getResult());
 }
 
 LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
@@ -108,6 +130,27 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
     firstMasked = shortest / (threads * planWidth);
   }
 
+  // Staged rows: the block's part of every input of the row shape, at
+  // `stagedOffsets` past the aligned base of dynamic shared memory, then the
+  // cluster's slots.
+  const bool staged = plan.getRow() == RowStorage::staged;
+  SmallVector<unsigned> stagedInputs;
+  SmallVector<int64_t> stagedOffsets;
+  int64_t stagedBytes = 0;
+  if (staged) {
+    stagedInputs = getStagedRowInputs(kernel, *shape);
+    for (unsigned input : stagedInputs) {
+      auto type = cast<MemRefType>(buffers.inputs[input].getType());
+      if (!type.isLastDimUnitStride())
+        return kernel.emitOpError("staged rows need input ")
+               << input << " contiguous along its rows";
+      stagedOffsets.push_back(stagedBytes);
+      stagedBytes += llvm::alignTo(part * type.getElementTypeBitWidth() / 8, 16);
+    }
+  }
+
+  const int64_t stepVectors = staged ? kStagedVectors : kStreamedVectors;
+
   // Row sizes: static, or traced to the input they come from.
   auto rowSizesOf = [&](OpBuilder &b) -> FailureOr<SmallVector<Value>> {
     PointEvaluator sizer(b, loc, kernel, buffers.inputs, 1);
@@ -134,9 +177,10 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
         arith::MinUIOp::create(b, loc, rows, indexConst(b, loc, 1 << 27)),
         indexConst(b, loc, splits));
   // A split's blocks publish their partials in shared slots, one per
-  // reduction, in dynamic shared memory (gpu.launch does not take workgroup
-  // attributions together with clusters).
-  int64_t numSlots = reductions.size();
+  // reduction and row parity (clusterSlots), in dynamic shared memory
+  // (gpu.launch does not take workgroup attributions together with
+  // clusters).
+  int64_t numSlots = 2 * reductions.size();
   // The launch, in vectors of `width`.
   auto launch = [&](int64_t width, StringRef nameSuffix) -> LogicalResult {
     return emitLaunch(
@@ -147,8 +191,50 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           // cluster the columns [partIndex * part, (partIndex + 1) * part).
           Value partIndex = indexConst(b, loc, 0);
           Value slots;
+          // Staged: the parts' shared buffers and the barrier their copies
+          // complete on. They lie past the first kSwizzleAlignment boundary
+          // past the dynamic memory's symbol, which is laid out among the
+          // static objects (the reductions' scratch and the barrier, less
+          // than that many bytes: whyNotStagedRows), so past all of them.
+          Value stagedMemory, stagedBase, full;
+          SmallVector<Value> stagedParts;
+          if (staged) {
+            DynamicShared shared = alignedDynamicShared(b, loc);
+            stagedMemory = shared.memory;
+            stagedBase = shared.base;
+            for (auto [input, offset] : llvm::zip(stagedInputs, stagedOffsets))
+              stagedParts.push_back(memref::ViewOp::create(
+                  b, loc,
+                  sharedTile({part},
+                             cast<MemRefType>(buffers.inputs[input].getType())
+                                 .getElementType()),
+                  stagedMemory,
+                  arith::AddIOp::create(b, loc, stagedBase,
+                                        indexConst(b, loc, offset)),
+                  ValueRange{}));
+            MLIRContext *context = b.getContext();
+            full = nvgpu::MBarrierCreateOp::create(
+                b, loc,
+                nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
+                                              1));
+            emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
+              nvgpu::MBarrierInitOp::create(b, loc, full, indexConst(b, loc, 1),
+                                            indexConst(b, loc, 0),
+                                            /*predicate=*/Value());
+            });
+            gpu::BarrierOp::create(b, loc);
+          }
           if (splits > 1) {
-            slots = clusterSlots(b, loc, numSlots);
+            slots = staged
+                        ? memref::ViewOp::create(
+                              b, loc, sharedTile({numSlots}, b.getF32Type()),
+                              stagedMemory,
+                              arith::AddIOp::create(
+                                  b, loc, stagedBase,
+                                  indexConst(b, loc, stagedBytes)),
+                              ValueRange{})
+                              .getResult()
+                        : clusterSlots(b, loc, numSlots);
             Value clusterSize = indexConst(b, loc, splits);
             partIndex =
                 gpu::ClusterBlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -171,6 +257,15 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           b.setInsertionPointToStart(rowLoop.getBody());
           SmallVector<Value> rowIndex =
               delinearize(b, loc, rowLoop.getInductionVar(), innerRowSizes);
+          // The block's rows alternate 0 and 1 (cluster slots, the staged
+          // copies' barrier phases).
+          Value rowParity = arith::AndIOp::create(
+              b, loc,
+              arith::DivUIOp::create(
+                  b, loc,
+                  arith::SubIOp::create(b, loc, rowLoop.getInductionVar(), bid),
+                  grid),
+              indexConst(b, loc, 1));
           PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
 
           // Shifted vectors: the row starts `shift` past a vector boundary
@@ -199,6 +294,61 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 arith::MulIOp::create(b, loc, wholeVectors, widthValue));
             evaluator.shiftedRows = PointEvaluator::ShiftedRows{
                 SmallVector<int64_t>(rowShape), lag};
+          }
+          // Staged: this row's parts copied by thread 0, then waited for by
+          // every thread; rows alternate the barrier's phases. (The
+          // barrier at the end of the previous row ordered its reads of the
+          // buffers before these copies.)
+          if (staged) {
+            Value length = arith::MinUIOp::create(
+                b, loc, indexConst(b, loc, part),
+                arith::SubIOp::create(b, loc, rowLength, partStart));
+            emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
+              Value total = indexConst(b, loc, 0);
+              SmallVector<Value> sizes;
+              for (unsigned input : stagedInputs) {
+                auto type = cast<MemRefType>(buffers.inputs[input].getType());
+                sizes.push_back(arith::MulIOp::create(
+                    b, loc, length,
+                    indexConst(b, loc, type.getElementTypeBitWidth() / 8)));
+                total = arith::AddIOp::create(b, loc, total, sizes.back());
+              }
+              Value first = indexConst(b, loc, 0);
+              nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, total, first,
+                                                      /*predicate=*/Value());
+              Value barrier = barrierPointer(b, loc, full, first);
+              for (auto [input, sharedPart, size] :
+                   llvm::zip(stagedInputs, stagedParts, sizes)) {
+                SmallVector<Value> from(rowIndex);
+                from.push_back(partStart);
+                // (The copy's destination is this block's memory as the
+                // cluster addresses it: the shared::cta form needs a newer
+                // PTX than the backend emits for sm_90.)
+                NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+                    b, loc,
+                    NVVM::MapaOp::create(
+                        b, loc,
+                        LLVM::LLVMPointerType::get(
+                            b.getContext(),
+                            static_cast<unsigned>(
+                                NVVM::NVVMMemorySpace::SharedCluster)),
+                        sharedAddress(b, loc, sharedPart, 0),
+                        arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                                     partIndex)),
+                    globalAddress(b, loc, buffers.inputs[input], from),
+                    barrier,
+                    arith::IndexCastUIOp::create(b, loc, b.getI32Type(), size),
+                    /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+              }
+            });
+            Value parity =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      rowParity, indexConst(b, loc, 0));
+            waitForPhase(b, loc, full, indexConst(b, loc, 0), parity);
+            PointEvaluator::StagedRows rows{{}, partStart};
+            for (auto [input, sharedPart] : llvm::zip(stagedInputs, stagedParts))
+              rows.parts[input] = sharedPart;
+            evaluator.stagedRows = std::move(rows);
           }
           // A pass of the block over its part of the row: thread `tid`
           // visits the vectors at first, first + threads * width, ... below
@@ -268,17 +418,29 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                       indexConst(b, loc, 1)));
           }
 
+          auto blockReduce = [&](Operation *reduction, Value partial) {
+            return gpu::AllReduceOp::create(
+                       b, loc, partial,
+                       gpu::AllReduceOperationAttr::get(
+                           b.getContext(), allReduceKind(reduction)),
+                       /*uniform=*/true)
+                .getResult();
+          };
+          // This row's slot of `reduction` in the cluster's slots.
+          auto slotOf = [&](Operation *reduction) -> Value {
+            int64_t ordinal =
+                llvm::find(reductions, reduction) - reductions.begin();
+            return arith::AddIOp::create(
+                b, loc, indexConst(b, loc, ordinal),
+                arith::MulIOp::create(
+                    b, loc, rowParity,
+                    indexConst(b, loc, int64_t(reductions.size()))));
+          };
           auto allReduce = [&](Operation *reduction, Value partial) -> Value {
-            Value total = gpu::AllReduceOp::create(
-                b, loc, partial,
-                gpu::AllReduceOperationAttr::get(b.getContext(),
-                                                 allReduceKind(reduction)),
-                /*uniform=*/true);
+            Value total = blockReduce(reduction, partial);
             if (splits > 1)
               total = combineOverCluster(b, loc, reduction, total, slots,
-                                         llvm::find(reductions, reduction) -
-                                             reductions.begin(),
-                                         tid, splits);
+                                         slotOf(reduction), tid, splits);
             return total;
           };
           for (Operation *reduction : reductions) {
@@ -322,7 +484,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               if (online)
                 init.push_back(f32Constant(b, loc, 0.0, b.getF32Type()));
               FailureOr<SmallVector<Value>> partials = emitUnrolledLoop(
-                  b, loc, first, end, threads * width, kStreamedVectors, init,
+                  b, loc, first, end, threads * width, stepVectors, init,
                   [&](OpBuilder &b, ArrayRef<Value> columns,
                       ValueRange accs) -> FailureOr<SmallVector<Value>> {
                     PointEvaluator::CacheScope scope(evaluator);
@@ -393,7 +555,47 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               partial =
                   arith::SelectOp::create(b, loc, edgeValid, next, partial);
             }
-            Value total = allReduce(reduction, partial);
+            // An online sum over a cluster: each block's max and its sum
+            // relative to it go to the slots together, behind one cluster
+            // barrier; the row's sum rescales the blocks' sums to the row's
+            // max below.
+            Value total;
+            SmallVector<std::pair<Value, Value>> blockStates;
+            if (online && splits > 1) {
+              Value blockMax = blockReduce(reduction, partial);
+              Value blockSum = blockReduce(
+                  online->sum,
+                  rescaleOnlineSum(b, loc, onlinePartial,
+                                   finiteOrZero(b, loc, partial),
+                                   finiteOrZero(b, loc, blockMax)));
+              Value maxSlot = slotOf(reduction), sumSlot = slotOf(online->sum);
+              emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
+                memref::StoreOp::create(b, loc, blockMax, slots, maxSlot);
+                memref::StoreOp::create(b, loc, blockSum, slots, sumSlot);
+              });
+              clusterBarrier(b, loc);
+              total = buildReductionIdentity(b, loc, reduction, b.getF32Type());
+              auto wordOf = [&](Value slot) {
+                return sharedAddress(
+                    b, loc, slots,
+                    arith::MulIOp::create(
+                        b, loc, slot,
+                        indexConst(b, loc, int64_t(sizeof(float)))));
+              };
+              Value maxWord = wordOf(maxSlot), sumWord = wordOf(sumSlot);
+              for (int64_t block = 0; block < splits; ++block) {
+                auto read = [&](Value word) -> Value {
+                  return LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                              inClusterBlock(b, loc, word,
+                                                             block));
+                };
+                blockStates.emplace_back(read(maxWord), read(sumWord));
+                total = buildReductionCombine(b, loc, reduction, total,
+                                              blockStates.back().first);
+              }
+            } else {
+              total = allReduce(reduction, partial);
+            }
             if (isa<ReduceMeanOp>(reduction))
               total = arith::DivFOp::create(
                   b, loc, total,
@@ -410,10 +612,21 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             // The sum of exp(y - max) over the row, then of exp(y - c): c is
             // a value per row, known once the max is.
             Value rowShift = finiteOrZero(b, loc, total);
-            Value rowSum = allReduce(
-                online->sum,
-                rescaleOnlineSum(b, loc, onlinePartial,
-                                 finiteOrZero(b, loc, partial), rowShift));
+            Value rowSum;
+            if (!blockStates.empty()) {
+              rowSum = f32Constant(b, loc, 0.0, b.getF32Type());
+              for (auto [blockMax, blockSum] : blockStates)
+                rowSum = arith::AddFOp::create(
+                    b, loc, rowSum,
+                    rescaleOnlineSum(b, loc, blockSum,
+                                     finiteOrZero(b, loc, blockMax),
+                                     rowShift));
+            } else {
+              rowSum = allReduce(
+                  online->sum,
+                  rescaleOnlineSum(b, loc, onlinePartial,
+                                   finiteOrZero(b, loc, partial), rowShift));
+            }
             // (c's last dimension is 1.)
             SmallVector<Value> shiftIndex;
             for (auto [d, size] : llvm::enumerate(shapeOf(online->shift)))
@@ -494,7 +707,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               return failure();
           } else if (llvm::any_of(kernel.getYield().getValues(), isFullRow)) {
             FailureOr<SmallVector<Value>> written = emitUnrolledLoop(
-                b, loc, first, end, threads * width, kStreamedVectors, {},
+                b, loc, first, end, threads * width, stepVectors, {},
                 [&](OpBuilder &, ArrayRef<Value> columns,
                     ValueRange) -> FailureOr<SmallVector<Value>> {
                   if (failed(writeFullRows(columns,
@@ -530,17 +743,22 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             }
           }
           b.setInsertionPointAfter(perRow);
-          // The next row's reductions reuse the shared memory; with a
-          // split, the other blocks' slots too (and a block's shared memory
-          // must outlive the reads of its cluster).
-          if (splits > 1)
+          // The next row's reductions reuse the shared memory (and its
+          // copies the staged buffers); the cluster's slots alternate. A
+          // block's shared memory must outlive its cluster's reads.
+          gpu::BarrierOp::create(b, loc);
+          if (splits > 1) {
+            b.setInsertionPointAfter(rowLoop);
             clusterBarrier(b, loc);
-          else
-            gpu::BarrierOp::create(b, loc);
+          }
           return success();
         },
         /*shared=*/{}, splits > 1 ? splits : 0,
-        splits > 1 ? numSlots * int64_t(sizeof(float)) : 0, nameSuffix);
+        staged ? kSwizzleAlignment + stagedBytes +
+                     (splits > 1 ? numSlots * int64_t(sizeof(float)) : 0)
+        : splits > 1 ? numSlots * int64_t(sizeof(float))
+                     : 0,
+        nameSuffix);
   };
   if (!ShapedType::isDynamic(h) || planWidth == 1)
     return launch(planWidth, "");

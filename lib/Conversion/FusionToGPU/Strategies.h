@@ -65,23 +65,27 @@ LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
                              const KernelBuffers &buffers);
 
 /// The cluster side of `cluster_rows` (ClusterRows.cpp): shared slots for
-/// the blocks' partial reductions, one per reduction, in dynamic shared
-/// memory (gpu.launch takes no workgroup attributions with clusters).
+/// the blocks' partial reductions, two per reduction (rows alternate
+/// between them, so that a row's slots are not written while a block may
+/// still read the previous row's), in dynamic shared memory (gpu.launch
+/// takes no workgroup attributions with clusters).
 Value clusterSlots(OpBuilder &b, Location loc, int64_t numSlots);
 /// Waits for every thread of the cluster; shared-memory writes before it
 /// are visible to the whole cluster after it.
 void clusterBarrier(OpBuilder &b, Location loc);
 /// The combination of the block totals `total` of the `blocks` blocks of a
-/// cluster, through slot `ordinal` of every block's `slots`, in block order
-/// (the same result in every block).
+/// cluster, through slot `slot` (an index) of every block's `slots`, in
+/// block order (the same result in every block).
 Value combineOverCluster(OpBuilder &b, Location loc, Operation *reduction,
-                         Value total, Value slots, int64_t ordinal, Value tid,
+                         Value total, Value slots, Value slot, Value tid,
                          int64_t blocks);
 
 /// The address of byte `byteOffset` of shared buffer `buffer` (a workgroup
 /// memref), as a pointer to shared memory.
 Value sharedAddress(OpBuilder &b, Location loc, Value buffer,
                     int64_t byteOffset);
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer,
+                    Value byteOffset);
 /// The shared-memory `address` (of this block) as it lies in block `block`
 /// of the cluster: a pointer to distributed shared memory (mapa).
 Value inClusterBlock(OpBuilder &b, Location loc, Value address, int64_t block);

@@ -72,11 +72,12 @@ func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
 
 // A wide row (planned as cluster = 8 for 131072 bf16 elements) is split over a
 // cluster of 8 blocks, each holding 16384 elements in registers; each
-// block's total goes to a shared slot, and every block combines the eight
-// slots of its cluster (mapa to each block's slot).
+// block's total goes to a shared slot (two a reduction: rows alternate),
+// and every block combines the eight slots of its cluster (mapa to each
+// block's slot); the last cluster barrier is the kernel's exit.
 // CHECK-LABEL: func.func @wide
 // CHECK: gpu.launch clusters({{.*}}) in ({{.*}} = %c8{{.*}}, {{.*}}) blocks
-// CHECK-SAME: dynamic_shared_memory_size %c8_i32
+// CHECK-SAME: dynamic_shared_memory_size %c16_i32
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: gpu.cluster_block_id x
 // CHECK: gpu.all_reduce maximumf
@@ -88,8 +89,11 @@ func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
 // CHECK-NEXT: nvvm.cluster.wait
 // CHECK-COUNT-8: nvvm.mapa
 // CHECK: vector.store
-// CHECK: nvvm.cluster.arrive
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cluster.arrive
 // CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.terminator
 func.func @wide(%x: tensor<4x131072xbf16>) -> tensor<4x131072xbf16> {
   %0 = fusion.softmax %x axis = 1 : tensor<4x131072xbf16>
   return %0 : tensor<4x131072xbf16>

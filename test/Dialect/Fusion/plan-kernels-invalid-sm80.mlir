@@ -14,3 +14,16 @@ func.func @attention_rows_staged(%q: tensor<4x1x64xbf16>, %k: tensor<4x?x64xbf16
   }
   return %0 : tensor<4x1x64xbf16>
 }
+
+// -----
+
+// Rows staged in shared memory by bulk copies (sm_90 and later).
+func.func @rows_staged(%x: tensor<64x4096xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: staged rows need bulk copies, sm_90 or later (sm_80 has none)}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 128, vector = 4, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4096xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x4096xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<64x4096xf32> -> tensor<64xf32>
+    fusion.yield %s : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}

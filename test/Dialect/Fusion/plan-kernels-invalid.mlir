@@ -234,3 +234,47 @@ func.func @attention_tiles_wide_d128(%q: tensor<4x256x128xbf16>, %k: tensor<4x?x
   }
   return %0 : tensor<4x256x128xbf16>
 }
+
+// -----
+
+// Staged rows are whole vectors: a width no vector divides is not copied.
+func.func @rows_staged_odd(%x: tensor<64x4095xbf16>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: staged rows are whole vectors of a static width}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 128, vector = 8, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4095xbf16>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x4095xbf16>):
+    %c = fusion.convert %a : tensor<64x4095xbf16> to tensor<64x4095xf32>
+    %s = fusion.reduce_sum %c axes = [1] : tensor<64x4095xf32> -> tensor<64xf32>
+    fusion.yield %s : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// Copies are whole 16-byte chunks: parts of 820 elements (vectors of 4
+// for the f32 input, 5 parts) are 1640 bytes of the bf16 one.
+func.func @rows_staged_small_chunks(%x: tensor<64x4096xbf16>, %y: tensor<64x4096xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: staged rows copy rows and parts of whole 16-byte chunks (a part of 820 elements of input 0 is not)}}
+  %0 = fusion.kernel row_reduction (%x, %y) {plan = #fusion.plan<cluster_rows, threads = 128, vector = 4, row = staged, cluster = 5, passes = [1, 1]>} : (tensor<64x4096xbf16>, tensor<64x4096xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x4096xbf16>, %b: tensor<64x4096xf32>):
+    %c = fusion.convert %a : tensor<64x4096xbf16> to tensor<64x4096xf32>
+    %d = fusion.add %c, %b : tensor<64x4096xf32>
+    %s = fusion.reduce_sum %d axes = [1] : tensor<64x4096xf32> -> tensor<64xf32>
+    fusion.yield %s : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// A block's parts must fit shared memory: a whole row of 131072 f32 (512
+// KiB) in one block does not.
+func.func @rows_staged_too_wide(%x: tensor<8x131072xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{plan does not fit: a block's parts of the staged rows take 524288 bytes of shared memory, more than 204800}}
+  %0 = fusion.kernel wide_row (%x) {plan = #fusion.plan<rows, threads = 512, vector = 4, row = staged, cluster = 1, passes = [1]>} : (tensor<8x131072xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8x131072xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<8x131072xf32> -> tensor<8xf32>
+    fusion.yield %s : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}

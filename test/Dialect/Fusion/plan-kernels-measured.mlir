@@ -12,10 +12,10 @@
 // more than max-row-elements (SHORT).
 
 // A pass of reductions then the write (TwoPass), whole vectors of 2-byte
-// elements, 4096 wide, 256 rows: the table's entry for 4096 (64 threads
-// x 8 vectors); the rule's 128 threads x 4.
+// elements, 4096 wide, 256 rows: the table's entry for 4096 (128 threads
+// x 4 vectors, the rule's plan).
 // CHECK-LABEL: func @two_pass
-// CHECK: plan = #fusion.plan<rows, threads = 64, vector = 8, row = registers, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>
 // RULE-LABEL: func @two_pass
 // RULE: plan = #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>
 // SM80-LABEL: func @two_pass
@@ -87,9 +87,9 @@ func.func @vocabulary(%x: tensor<256x50257xbf16>) -> tensor<256x50257xbf16> {
 }
 
 // Only a reduction reads the row (OnePass), 4-byte elements: streamed by
-// the table's 256 threads.
+// the table's 128 threads (the rule's too).
 // CHECK-LABEL: func @one_pass
-// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 4, row = streamed, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 128, vector = 4, row = streamed, cluster = 1, passes = [1]>
 // RULE-LABEL: func @one_pass
 // RULE: plan = #fusion.plan<rows, threads = 128, vector = 4, row = streamed, cluster = 1, passes = [1]>
 func.func @one_pass(%x: tensor<256x16384xf32>) -> tensor<256xf32> {
@@ -101,15 +101,16 @@ func.func @one_pass(%x: tensor<256x16384xf32>) -> tensor<256xf32> {
   return %0 : tensor<256xf32>
 }
 
-// 262144 wide: the table streams 2 parts of 64 threads (a cluster's parts
-// streamed: each reads its part twice); the rule holds 8 parts in 512
-// threads.
+// 262144 wide: the table stages 8 parts of 128 threads (each block's part
+// copied into shared memory once: one read, passes [1]); the rule holds 8
+// parts in 512 threads. max-row-elements bounds what registers hold, not
+// what shared memory does: SHORT keeps the staged entry.
 // CHECK-LABEL: func @widest
-// CHECK: plan = #fusion.plan<cluster_rows, threads = 64, vector = 8, row = streamed, cluster = 2, passes = [2]>
+// CHECK: plan = #fusion.plan<cluster_rows, threads = 128, vector = 8, row = staged, cluster = 8, passes = [1]>
 // RULE-LABEL: func @widest
 // RULE: plan = #fusion.plan<cluster_rows, threads = 512, vector = 8, row = registers, cluster = 8, passes = [1]>
 // SHORT-LABEL: func @widest
-// SHORT: plan = #fusion.plan<cluster_rows, threads = 64, vector = 8, row = streamed, cluster = 2, passes = [2]>
+// SHORT: plan = #fusion.plan<cluster_rows, threads = 128, vector = 8, row = staged, cluster = 8, passes = [1]>
 func.func @widest(%x: tensor<256x262144xbf16>) -> tensor<256x262144xbf16> {
   %0 = fusion.kernel wide_row (%x) : (tensor<256x262144xbf16>) -> tensor<256x262144xbf16> {
   ^bb0(%a: tensor<256x262144xbf16>):

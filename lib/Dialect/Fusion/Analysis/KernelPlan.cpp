@@ -405,6 +405,67 @@ int64_t fusion::getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart) {
   return llvm::divideCeil(rowPart, plan.getVector() * plan.getThreads());
 }
 
+SmallVector<unsigned> fusion::getStagedRowInputs(KernelOp kernel,
+                                                 const RowKernelShape &row) {
+  SmallVector<unsigned> staged;
+  for (BlockArgument arg : kernel.getBodyBlock().getArguments())
+    if (shapeOf(arg) == row.rowShape)
+      staged.push_back(arg.getArgNumber());
+  return staged;
+}
+
+/// Bytes of `elements` elements of `value`'s element type.
+static int64_t bytesOf(Value value, int64_t elements) {
+  return elements * getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() /
+         8;
+}
+
+int64_t fusion::getStagedRowBytes(KernelOp kernel, const RowKernelShape &row,
+                                  KernelPlanAttr plan) {
+  int64_t part = getRowPart(plan, row.rowShape.back()), bytes = 0;
+  for (unsigned input : getStagedRowInputs(kernel, row))
+    bytes += llvm::alignTo(
+        bytesOf(kernel.getBodyBlock().getArgument(input), part), 16);
+  return bytes;
+}
+
+/// Why a row kernel cannot stage its rows under `plan` on `target` (empty
+/// when it can): bulk copies need sm_90, 16-byte aligned sources and sizes
+/// that are multiples of 16 bytes (so whole vectors of a static width), and
+/// the parts must fit kMaxStagedRowBytes.
+static std::string whyNotStagedRows(KernelOp kernel, const RowKernelShape &row,
+                                    KernelPlanAttr plan,
+                                    const GpuTarget &target) {
+  if (!target.tensorCopies)
+    return "staged rows need bulk copies, sm_90 or later (" + target.chip +
+           " has none)";
+  int64_t h = row.rowShape.back();
+  if (ShapedType::isDynamic(h) || hasShiftedRowVectors(plan, h) ||
+      plan.getVector() == 1)
+    return "staged rows are whole vectors of a static width";
+  int64_t part = getRowPart(plan, h);
+  for (unsigned input : getStagedRowInputs(kernel, row)) {
+    BlockArgument arg = kernel.getBodyBlock().getArgument(input);
+    if (bytesOf(arg, h) % 16 != 0 || bytesOf(arg, part) % 16 != 0)
+      return "staged rows copy rows and parts of whole 16-byte chunks (a "
+             "part of " +
+             std::to_string(part) + " elements of input " +
+             std::to_string(input) + " is not)";
+  }
+  // The staged buffers start past the first 1024 bytes of shared memory,
+  // the launch's static objects (a warp's f32 partials per reduction and
+  // the barrier) below them (Rows.cpp).
+  if (row.reductions.size() > 6)
+    return "staged rows have at most 6 reductions (" +
+           std::to_string(row.reductions.size()) + " here)";
+  int64_t bytes = getStagedRowBytes(kernel, row, plan);
+  if (bytes > kMaxStagedRowBytes)
+    return "a block's parts of the staged rows take " + std::to_string(bytes) +
+           " bytes of shared memory, more than " +
+           std::to_string(kMaxStagedRowBytes);
+  return "";
+}
+
 llvm::SmallDenseSet<unsigned>
 fusion::getInputsReadBy(ArrayRef<Value> roots, const DenseSet<Value> &known) {
   llvm::SmallDenseSet<unsigned> inputs;
@@ -1102,7 +1163,8 @@ lookUpMeasuredRowPlan(KernelOp kernel, const RowKernelShape &row,
         streamed ? passes : rowPasses(kernel, row, /*streamed=*/false),
         /*split=*/1);
     if (!checkPlan(kernel, plan, options.target).empty() ||
-        (!streamed && getRowPart(plan, h) > options.maxRowElements))
+        (measured.row == RowStorage::registers &&
+         getRowPart(plan, h) > options.maxRowElements))
       return std::nullopt;
     return plan;
   }
@@ -1519,6 +1581,8 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
          << " without a part";
       return message;
     }
+    if (plan.getRow() == RowStorage::staged)
+      return whyNotStagedRows(kernel, *row, plan, target);
     int64_t held = getHeldVectorsPerThread(plan, part);
     // As much as the planner has any thread hold.
     int64_t limit = maxHeldPerThread(vector, /*threads=*/1);

@@ -27,7 +27,9 @@ widths beyond the last sample take the planner's rule.
   2. there: python3 plan_sweep.py row_plans.fused.so
             (writes plan_sweep.json into $OUT)
   3. here:  measure-row-plans.py table SWEEP.json... --variants DIR/row_plans.mlir...
-            [-o RowPlans.def]
+            [--replacing NEWER.json...] [-o RowPlans.def]
+            (variants of an earlier sweep: `variants --mlir-only`; the
+            samples of a --replacing sweep take only its plans)
 """
 
 import argparse
@@ -47,7 +49,7 @@ from fusion import cuda  # noqa: E402
 CLASSES = ("OnePass", "TwoPass", "ThreePass")
 COLUMNS = ("Whole", "Shiftable", "Elements", "Dynamic")
 VARIANT = re.compile(r"(OnePass|TwoPass|ThreePass)_(bf16|f32)_(\d+|dynamic)_c(\d+)_t(\d+)"
-                     r"(?:_v(\d+))?(_streamed)?$")
+                     r"(?:_v(\d+))?(?:_(streamed|staged))?$")
 
 BYTES = {"bf16": 2, "f32": 4}
 LANES = {"bf16": 8, "f32": 4}
@@ -64,6 +66,8 @@ THREADS = "64,128,256,512"
 TIE = 0.02
 CHIP = "sm_90"
 CLUSTERS = "1,2,4,8"
+# Where rows are kept, in the order ties prefer them.
+ROWS = ("registers", "staged", "streamed")
 
 
 def kernel(row_class, dtype, h):
@@ -106,12 +110,14 @@ def variants(args):
                 with open(source, "w") as f:
                     f.write(kernel(row_class, dtype, h))
                 out = source[:-len(".mlir")] + ".variants.mlir"
-                vectors = "planned" if not h or h % LANES[dtype] == 0 else f"1,{LANES[dtype]}"
+                whole = h and h % LANES[dtype] == 0
+                vectors = "planned" if not h or whole else f"1,{LANES[dtype]}"
                 subprocess.run(
                     [sys.executable, os.path.join(ROOT, "scripts", "plan-variants.py"),
                      source, "-o", out, "--threads", THREADS,
                      "--clusters", CLUSTERS if h else "1",
-                     "--streamed", "--vectors", vectors, "--build", args.build],
+                     "--streamed", *(["--staged"] if whole else []),
+                     "--vectors", vectors, "--build", args.build],
                     check=True, stdout=subprocess.DEVNULL)
                 body = open(out).read()
                 texts.append(body[len("module {\n"):-len("}\n")])
@@ -120,8 +126,12 @@ def variants(args):
     module = os.path.join(args.output, "row_plans.mlir")
     with open(module, "w") as f:
         f.write("module {\n" + "".join(texts) + "}\n")
+    count = sum(t.count("func.func") for t in texts)
+    if args.mlir_only:
+        print(f"{count} variants in {module}")
+        return
     library = cuda.compile(module, args.build, args.output, chip=CHIP)
-    print(f"{sum(t.count('func.func') for t in texts)} variants in {library}")
+    print(f"{count} variants in {library}")
 
 
 def spills(variants, function, build, work_dir):
@@ -151,18 +161,26 @@ def rule_plan(row_class, dtype, h, build, work_dir):
 
 
 def table(args):
-    sweeps = [json.load(open(path)) for path in args.sweeps]
+    sweeps = [json.load(open(path)) for path in args.sweeps + args.replacing]
+    replacing = range(len(args.sweeps), len(sweeps))
     variants = "".join(open(path).read() for path in args.variants)
-    candidates = {}
-    for result in (r for sweep in sweeps for r in sweep["results"]):
+    # A sample that a --replacing sweep measured takes only that sweep's
+    # plans (the last such sweep's): its plans compare within one run.
+    candidates, measured_in = {}, {}
+    for index in replacing:
+        for result in sweeps[index]["results"]:
+            m = VARIANT.match(result["function"])
+            if m:
+                measured_in[m.group(1, 2, 3)] = index
+    for index, result in ((i, r) for i, sweep in enumerate(sweeps) for r in sweep["results"]):
         m = VARIANT.match(result["function"])
-        if not m:
+        if not m or measured_in.get(m.group(1, 2, 3), index) != index:
             continue
-        row_class, dtype, h, cluster, threads, vector, streamed = m.groups()
+        row_class, dtype, h, cluster, threads, vector, row = m.groups()
         h = 0 if h == "dynamic" else int(h)
         vectors = vector is None or int(vector) > 1
         plan = dict(function=result["function"], threads=int(threads), cluster=int(cluster),
-                    row="streamed" if streamed else "registers",
+                    row=row or "registers",
                     vectors="true" if vectors else "false", gbs=round(result["gbs"]))
         keys = ["Dynamic"] if not h else ["Whole"] if h % LANES[dtype] == 0 else (
             ["Shiftable", "Elements"] if not vectors else ["Shiftable"])
@@ -172,7 +190,7 @@ def table(args):
     # within TIE of the fastest (closer is the sweep's noise): the rule's
     # plan where it is one of them (the table changes plans where that
     # measured a gain), else the smallest block (threads in the cluster,
-    # then held before streamed).
+    # then held, staged, streamed).
     best, spilled, rules = {}, {}, {}
 
     def fits(plan):
@@ -192,7 +210,7 @@ def table(args):
             rule = rules[sample]
             ties = sorted((p for p in plans if p["gbs"] >= (1 - TIE) * fastest["gbs"]),
                           key=lambda p: ((p["threads"], p["cluster"], p["row"], p["vectors"]) != rule,
-                                         p["threads"] * p["cluster"], p["row"] == "streamed",
+                                         p["threads"] * p["cluster"], ROWS.index(p["row"]),
                                          -p["gbs"]))
             best[key] = next(p for p in ties if fits(p))
     for name in sorted(n for n, s in spilled.items() if s):
@@ -201,7 +219,8 @@ def table(args):
 //
 // The row plans the planner takes for {CHIP} (KernelPlan.cpp), measured by
 // measure-row-plans.py beside this file on {sweeps[0]['device']}
-// ({datetime.date.today().isoformat()}): per class of row kernel, how its
+// (written {datetime.date.today().isoformat()} from the sweeps results.md
+// names): per class of row kernel, how its
 // columns may be read, its element size in bytes, and rows up to a width
 // (from the previous entry's), the plan of a logsumexp (OnePass), a
 // softmax (TwoPass) or a layernorm (ThreePass) at that width, over
@@ -240,11 +259,16 @@ def main():
     v = sub.add_parser("variants", help="compile the sample kernels under every plan")
     v.add_argument("-o", "--output", required=True, help="directory")
     v.add_argument("--classes", default=",".join(CLASSES))
+    v.add_argument("--mlir-only", action="store_true",
+                   help="write the variants' module without compiling it (the "
+                        "table step's --variants for an earlier sweep)")
     v.add_argument("--widths", default=",".join(map(str, WHOLE_WIDTHS + ODD_WIDTHS + ("dynamic",))))
     v.add_argument("--build", default=os.environ.get(
         "FUSION_BUILD_DIR", os.path.join(ROOT, "build")))
     t = sub.add_parser("table", help="write the table from plan_sweep.json")
     t.add_argument("sweeps", nargs="+", help="plan_sweep.py's json files")
+    t.add_argument("--replacing", nargs="*", default=[],
+                   help="sweeps whose samples take only their plans")
     t.add_argument("--variants", required=True, nargs="+",
                    help="the variants' row_plans.mlir files")
     t.add_argument("--build", default=os.environ.get(

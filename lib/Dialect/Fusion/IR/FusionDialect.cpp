@@ -80,12 +80,15 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << cluster << " for " << stringifyKernelStrategy(strategy);
   bool rowStrategy = strategy == KernelStrategy::rows ||
                      strategy == KernelStrategy::cluster_rows;
-  bool rowStorage = row == RowStorage::registers || row == RowStorage::streamed;
-  if (rowStrategy != rowStorage ||
-      (row == RowStorage::staged && strategy != KernelStrategy::attention_rows))
-    return emitError() << "a plan's row is registers or streamed for rows and "
-                          "cluster_rows, none or staged for attention_rows, "
-                          "none otherwise";
+  bool rowStorage = row == RowStorage::registers ||
+                    row == RowStorage::streamed || row == RowStorage::staged;
+  bool attentionRows = strategy == KernelStrategy::attention_rows;
+  if ((rowStrategy && !rowStorage) ||
+      (!rowStrategy && row != RowStorage::none &&
+       !(attentionRows && row == RowStorage::staged)))
+    return emitError() << "a plan's row is registers, streamed or staged for "
+                          "rows and cluster_rows, none or staged for "
+                          "attention_rows, none otherwise";
   if (split < 1 || (split > 1 && strategy != KernelStrategy::columns &&
                     strategy != KernelStrategy::split_reduction &&
                     strategy != KernelStrategy::matmul_wgmma &&

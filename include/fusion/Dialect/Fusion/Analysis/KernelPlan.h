@@ -405,6 +405,25 @@ int64_t getRowPart(KernelPlanAttr plan, int64_t rowLength);
 /// masked.
 int64_t getHeldVectorsPerThread(KernelPlanAttr plan, int64_t rowPart);
 
+/// The inputs a staged row plan (`row = staged`) copies into shared memory:
+/// those of the row shape, by their argument numbers. A block's part of
+/// each lands there by one bulk copy (cp.async.bulk, completing on an
+/// mbarrier) and every pass reads it from there, so that the row is read
+/// from global memory once without holding registers while the copy is
+/// under way.
+SmallVector<unsigned> getStagedRowInputs(KernelOp kernel,
+                                         const RowKernelShape &row);
+
+/// Bytes of shared memory a block of a staged row plan copies its parts of
+/// the staged inputs into (each part starting on a 16-byte boundary).
+int64_t getStagedRowBytes(KernelOp kernel, const RowKernelShape &row,
+                          KernelPlanAttr plan);
+
+/// The most bytes a staged row plan copies into a block's shared memory
+/// (sm_90 gives a block up to 227 KiB; the rest is for the launch's slack
+/// and slots).
+constexpr int64_t kMaxStagedRowBytes = 200 * 1024;
+
 } // namespace mlir::fusion
 
 #endif // FUSION_DIALECT_FUSION_ANALYSIS_KERNELPLAN_H
