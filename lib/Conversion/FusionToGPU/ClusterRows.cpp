@@ -5,9 +5,10 @@
 // total through distributed shared memory (mapa), so that all blocks
 // continue with the row's total. Rows alternate between two sets of slots:
 // a block writes a row's slot after the cluster barrier of the row before,
-// which every block reaches after its reads of the slot two rows back. Rows.cpp runs the rest of the row. The
-// addressing of other blocks' shared memory is shared with attention_rows,
-// whose clusters fold a query row's ranges the same way.
+// which every block reaches after its reads of the slot two rows back.
+// Rows.cpp runs the rest of the row. The addressing of other blocks' shared
+// memory is shared with attention_rows, whose clusters fold a query row's
+// ranges the same way.
 //
 //===----------------------------------------------------------------------===//
 

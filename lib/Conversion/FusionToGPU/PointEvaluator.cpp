@@ -33,8 +33,8 @@ Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   if (stagedRows) {
     if (Value part = stagedRows->parts.lookup(arg.getArgNumber())) {
-      Value at = arith::SubIOp::create(b, loc, index.back(),
-                                       stagedRows->firstColumn);
+      Value at =
+          arith::SubIOp::create(b, loc, index.back(), stagedRows->firstColumn);
       if (!lanes)
         return extendToF32(b, loc, memref::LoadOp::create(b, loc, part, at));
       return extendToF32(

@@ -145,7 +145,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
         return kernel.emitOpError("staged rows need input ")
                << input << " contiguous along its rows";
       stagedOffsets.push_back(stagedBytes);
-      stagedBytes += llvm::alignTo(part * type.getElementTypeBitWidth() / 8, 16);
+      stagedBytes +=
+          llvm::alignTo(part * type.getElementTypeBitWidth() / 8, 16);
     }
   }
 
@@ -225,16 +226,15 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             gpu::BarrierOp::create(b, loc);
           }
           if (splits > 1) {
-            slots = staged
-                        ? memref::ViewOp::create(
-                              b, loc, sharedTile({numSlots}, b.getF32Type()),
-                              stagedMemory,
-                              arith::AddIOp::create(
-                                  b, loc, stagedBase,
-                                  indexConst(b, loc, stagedBytes)),
-                              ValueRange{})
-                              .getResult()
-                        : clusterSlots(b, loc, numSlots);
+            slots = staged ? memref::ViewOp::create(
+                                 b, loc, sharedTile({numSlots}, b.getF32Type()),
+                                 stagedMemory,
+                                 arith::AddIOp::create(
+                                     b, loc, stagedBase,
+                                     indexConst(b, loc, stagedBytes)),
+                                 ValueRange{})
+                                 .getResult()
+                           : clusterSlots(b, loc, numSlots);
             Value clusterSize = indexConst(b, loc, splits);
             partIndex =
                 gpu::ClusterBlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -314,7 +314,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 total = arith::AddIOp::create(b, loc, total, sizes.back());
               }
               Value first = indexConst(b, loc, 0);
-              nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, total, first,
+              nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, total,
+                                                      first,
                                                       /*predicate=*/Value());
               Value barrier = barrierPointer(b, loc, full, first);
               for (auto [input, sharedPart, size] :
@@ -335,8 +336,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                         sharedAddress(b, loc, sharedPart, 0),
                         arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
                                                      partIndex)),
-                    globalAddress(b, loc, buffers.inputs[input], from),
-                    barrier,
+                    globalAddress(b, loc, buffers.inputs[input], from), barrier,
                     arith::IndexCastUIOp::create(b, loc, b.getI32Type(), size),
                     /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
               }
@@ -346,7 +346,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                       rowParity, indexConst(b, loc, 0));
             waitForPhase(b, loc, full, indexConst(b, loc, 0), parity);
             PointEvaluator::StagedRows rows{{}, partStart};
-            for (auto [input, sharedPart] : llvm::zip(stagedInputs, stagedParts))
+            for (auto [input, sharedPart] :
+                 llvm::zip(stagedInputs, stagedParts))
               rows.parts[input] = sharedPart;
             evaluator.stagedRows = std::move(rows);
           }
@@ -563,11 +564,11 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             SmallVector<std::pair<Value, Value>> blockStates;
             if (online && splits > 1) {
               Value blockMax = blockReduce(reduction, partial);
-              Value blockSum = blockReduce(
-                  online->sum,
-                  rescaleOnlineSum(b, loc, onlinePartial,
-                                   finiteOrZero(b, loc, partial),
-                                   finiteOrZero(b, loc, blockMax)));
+              Value blockSum =
+                  blockReduce(online->sum,
+                              rescaleOnlineSum(b, loc, onlinePartial,
+                                               finiteOrZero(b, loc, partial),
+                                               finiteOrZero(b, loc, blockMax)));
               Value maxSlot = slotOf(reduction), sumSlot = slotOf(online->sum);
               emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
                 memref::StoreOp::create(b, loc, blockMax, slots, maxSlot);
@@ -585,9 +586,9 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               Value maxWord = wordOf(maxSlot), sumWord = wordOf(sumSlot);
               for (int64_t block = 0; block < splits; ++block) {
                 auto read = [&](Value word) -> Value {
-                  return LLVM::LoadOp::create(b, loc, b.getF32Type(),
-                                              inClusterBlock(b, loc, word,
-                                                             block));
+                  return LLVM::LoadOp::create(
+                      b, loc, b.getF32Type(),
+                      inClusterBlock(b, loc, word, block));
                 };
                 blockStates.emplace_back(read(maxWord), read(sumWord));
                 total = buildReductionCombine(b, loc, reduction, total,
@@ -619,13 +620,12 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 rowSum = arith::AddFOp::create(
                     b, loc, rowSum,
                     rescaleOnlineSum(b, loc, blockSum,
-                                     finiteOrZero(b, loc, blockMax),
-                                     rowShift));
+                                     finiteOrZero(b, loc, blockMax), rowShift));
             } else {
-              rowSum = allReduce(
-                  online->sum,
-                  rescaleOnlineSum(b, loc, onlinePartial,
-                                   finiteOrZero(b, loc, partial), rowShift));
+              rowSum = allReduce(online->sum,
+                                 rescaleOnlineSum(b, loc, onlinePartial,
+                                                  finiteOrZero(b, loc, partial),
+                                                  rowShift));
             }
             // (c's last dimension is 1.)
             SmallVector<Value> shiftIndex;

@@ -64,11 +64,12 @@ LogicalResult emitPerElement(OpBuilder &b, Location loc, KernelOp kernel,
                              KernelPlanAttr plan,
                              const KernelBuffers &buffers);
 
-/// The cluster side of `cluster_rows` (ClusterRows.cpp): shared slots for
-/// the blocks' partial reductions, two per reduction (rows alternate
-/// between them, so that a row's slots are not written while a block may
-/// still read the previous row's), in dynamic shared memory (gpu.launch
-/// takes no workgroup attributions with clusters).
+/// The cluster side of `cluster_rows` (ClusterRows.cpp): `numSlots` f32
+/// slots for the blocks' partial reductions in dynamic shared memory
+/// (gpu.launch takes no workgroup attributions with clusters); the rows
+/// strategy asks for two per reduction, rows alternating between them, so
+/// that a row's slot is not written while a block may still read the one
+/// of the row before.
 Value clusterSlots(OpBuilder &b, Location loc, int64_t numSlots);
 /// Waits for every thread of the cluster; shared-memory writes before it
 /// are visible to the whole cluster after it.
@@ -84,8 +85,7 @@ Value combineOverCluster(OpBuilder &b, Location loc, Operation *reduction,
 /// memref), as a pointer to shared memory.
 Value sharedAddress(OpBuilder &b, Location loc, Value buffer,
                     int64_t byteOffset);
-Value sharedAddress(OpBuilder &b, Location loc, Value buffer,
-                    Value byteOffset);
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value byteOffset);
 /// The shared-memory `address` (of this block) as it lies in block `block`
 /// of the cluster: a pointer to distributed shared memory (mapa).
 Value inClusterBlock(OpBuilder &b, Location loc, Value address, int64_t block);

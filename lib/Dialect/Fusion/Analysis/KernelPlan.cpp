@@ -416,8 +416,8 @@ SmallVector<unsigned> fusion::getStagedRowInputs(KernelOp kernel,
 
 /// Bytes of `elements` elements of `value`'s element type.
 static int64_t bytesOf(Value value, int64_t elements) {
-  return elements * getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() /
-         8;
+  return elements *
+         getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() / 8;
 }
 
 int64_t fusion::getStagedRowBytes(KernelOp kernel, const RowKernelShape &row,
