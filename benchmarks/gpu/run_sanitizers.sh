@@ -16,7 +16,11 @@ export OUT=${OUT:-$PWD/results} PYTHONUNBUFFERED=1 PYTORCH_NO_CUDA_MEMORY_CACHIN
 mkdir -p "$OUT"
 status=0
 graphs=${SANITIZER_RANDOM_GRAPHS:-60}
-only_fusion="--kernel-name-exclude kns=_ZN2at6native"
+# The runtime's look-up of the fusion_launch_dependents marker answers
+# CUDA_ERROR_NOT_FOUND for every module without it (most of them), which
+# the tools count as API errors; the runtime itself reports every other
+# failing call (an exception in the checks), so API errors are not asked.
+only_fusion="--kernel-name-exclude kns=_ZN2at6native --report-api-errors no"
 for tool in memcheck racecheck synccheck; do
   compute-sanitizer --tool $tool $only_fusion --error-exitcode 9 --print-limit 20 \
     python3 run_checks.py small > "$OUT/sanitizer_${tool}_checks.txt" 2>&1 || status=1
