@@ -139,15 +139,12 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
   int64_t stagedBytes = 0;
   if (staged) {
     stagedInputs = getStagedRowInputs(kernel, *shape);
-    for (unsigned input : stagedInputs) {
-      auto type = cast<MemRefType>(buffers.inputs[input].getType());
-      if (!type.isLastDimUnitStride())
+    stagedBytes = getStagedRowBytes(kernel, *shape, plan, &stagedOffsets);
+    for (unsigned input : stagedInputs)
+      if (!cast<MemRefType>(buffers.inputs[input].getType())
+               .isLastDimUnitStride())
         return kernel.emitOpError("staged rows need input ")
                << input << " contiguous along its rows";
-      stagedOffsets.push_back(stagedBytes);
-      stagedBytes +=
-          llvm::alignTo(part * type.getElementTypeBitWidth() / 8, 16);
-    }
   }
 
   const int64_t stepVectors = staged ? kStagedVectors : kStreamedVectors;

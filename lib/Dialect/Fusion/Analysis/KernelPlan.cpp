@@ -421,11 +421,15 @@ static int64_t bytesOf(Value value, int64_t elements) {
 }
 
 int64_t fusion::getStagedRowBytes(KernelOp kernel, const RowKernelShape &row,
-                                  KernelPlanAttr plan) {
+                                  KernelPlanAttr plan,
+                                  SmallVectorImpl<int64_t> *offsets) {
   int64_t part = getRowPart(plan, row.rowShape.back()), bytes = 0;
-  for (unsigned input : getStagedRowInputs(kernel, row))
+  for (unsigned input : getStagedRowInputs(kernel, row)) {
+    if (offsets)
+      offsets->push_back(bytes);
     bytes += llvm::alignTo(
         bytesOf(kernel.getBodyBlock().getArgument(input), part), 16);
+  }
   return bytes;
 }
 

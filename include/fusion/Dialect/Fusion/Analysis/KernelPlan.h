@@ -415,9 +415,11 @@ SmallVector<unsigned> getStagedRowInputs(KernelOp kernel,
                                          const RowKernelShape &row);
 
 /// Bytes of shared memory a block of a staged row plan copies its parts of
-/// the staged inputs into (each part starting on a 16-byte boundary).
+/// the staged inputs into, one after another (in getStagedRowInputs' order,
+/// each starting on a 16-byte boundary); with `offsets`, where each starts.
 int64_t getStagedRowBytes(KernelOp kernel, const RowKernelShape &row,
-                          KernelPlanAttr plan);
+                          KernelPlanAttr plan,
+                          SmallVectorImpl<int64_t> *offsets = nullptr);
 
 /// The most bytes a staged row plan copies into a block's shared memory
 /// (sm_90 gives a block up to 227 KiB; the rest is for the launch's slack
