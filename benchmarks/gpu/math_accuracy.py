@@ -2,10 +2,11 @@
 """The error of the GPU's elementwise math against float64 (issue 13's
 transcendental item), on the GPU machine from the bundle: every f32 op that
 is not exact in IEEE arithmetic (exp, log, tanh, erf, sqrt, rsqrt,
-reciprocal, division, pow, sigmoid, silu, gelu with and without the tanh
-approximation) over about 2M inputs per op: a grid over [-20, 20], random
-magnitudes from the smallest subnormal to the largest float of both signs,
-and the special values (zeros, infinities, NaN, FLT_MIN, FLT_MAX).
+reciprocal, division, division by a divisor shared along a row, pow,
+sigmoid, silu, gelu with and without the tanh approximation) over about 2M
+inputs per op: a grid over [-20, 20], random magnitudes from the smallest
+subnormal to the largest float of both signs, and the special values
+(zeros, infinities, NaN, FLT_MIN, FLT_MAX).
 
 For each op: the largest error in units in the last place (ulp) of the
 f32 result (of the float64 reference rounded to f32), over inputs whose
@@ -41,7 +42,7 @@ N_RANDOM = 1 << 20
 # FLT_MIN = 1.18e-38).
 BOUNDS = {
     "exp": 2, "log": 2, "tanh": 2, "erf": 2, "sqrt": 1, "rsqrt": 2,
-    "reciprocal": 2.5, "div": 2.5, "pow": 4, "sigmoid": 4, "silu": 4,
+    "reciprocal": 2.5, "div": 2.5, "div_rows": 2.5, "pow": 4, "sigmoid": 4, "silu": 4,
     "gelu": 4, "gelu_tanh": 4,
 }
 # Ops whose bound is in ulp of max(|f(x)|, |x|).
@@ -51,6 +52,9 @@ SUBNORMAL_BOUND = 1.2e-38
 UNARY = ["exp", "log", "tanh", "erf", "sqrt", "rsqrt", "reciprocal", "sigmoid", "silu",
          "gelu", "gelu_tanh"]
 BINARY = ["div", "pow"]
+# A division by a divisor shared along a row (GpuMathForms' shared
+# reciprocal): each of the inputs divides a row of ROW_LANES of them.
+ROW_LANES = 8
 
 # Ops on bf16 and f16 tensors (named <op>_<type>): f32 math rounded to the
 # type, where exp and the logistic ops take the approximate hardware forms
@@ -100,6 +104,11 @@ def module():
         lines.append(f"""func.func @{name}(%x: {t}, %y: {t}) -> {t} {{
   %0 = fusion.{name} %x, %y : {t}
   return %0 : {t}
+}}""")
+    x, y = f"tensor<{n}x{ROW_LANES}xf32>", f"tensor<{n}x1xf32>"
+    lines.append(f"""func.func @div_rows(%x: {x}, %y: {y}) -> {x} {{
+  %0 = fusion.div %x, %y : ({x}, {y}) -> {x}
+  return %0 : {x}
 }}""")
     return "\n".join(lines) + "\n"
 
@@ -215,6 +224,16 @@ def main():
         _, scaled, sub, mismatched, _ = measured
         record(name, name, BOUNDS[name], measured,
                scaled <= BOUNDS[name] and sub <= SUBNORMAL_BOUND and mismatched == 0)
+    # Every input as a divisor shared by a row of dividends (the inputs in
+    # other orders).
+    rows = torch.stack([x[torch.randperm(x.numel(), generator=generator).to(x.device)]
+                        for _ in range(ROW_LANES)], 1)
+    out = module.functions["div_rows"](rows, y[:, None])[0]
+    torch.cuda.synchronize()
+    measured = errors(torch, out.cpu(), rows.cpu().double() / y.cpu().double()[:, None])
+    _, scaled, sub, mismatched, _ = measured
+    record("div_rows", "div_rows", BOUNDS["div_rows"], measured,
+           scaled <= BOUNDS["div_rows"] and sub <= SUBNORMAL_BOUND and mismatched == 0)
     torch_types = {"bf16": torch.bfloat16, "f16": torch.float16}
     for dtype, name in [(d, n) for d in HALF_TYPES for n in HALF_UNARY]:
         xh = x.to(torch_types[dtype])

@@ -9,7 +9,10 @@
 // `rcp.approx.ftz.f32` of the divisor (at most 1 ulp, then the product's
 // rounding; a divisor past 2^126 gives 0, where the quotient is below
 // FLT_MIN times the dividend; the product keeps subnormal quotients, as
-// tanh gelu's x / 2 near 0). Exponentials marked `afn` become
+// tanh gelu's x / 2 near 0). A division whose divisor is shared, the
+// scalar a vector splats or one a loop around it does not change (a row's
+// sum in softmax), takes the IEEE reciprocal of the divisor once and a
+// product per element (getSharedReciprocal). Exponentials marked `afn` become
 // `ex2.approx.ftz.f32` (of x log2(e) for exp), which flushes results
 // below FLT_MIN to zero. These forms spare the instructions that rescale
 // subnormal operands and results around each approximation (SASS: a
@@ -27,6 +30,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <cmath>
 
@@ -61,14 +65,80 @@ static bool isApproximate(arith::FastMathFlags flags) {
   return bitEnumContainsAll(flags, arith::FastMathFlags::afn);
 }
 
-/// `op`'s result in the GPU's form, or null to keep it.
-static Value getGpuForm(OpBuilder &b, Operation *op) {
+/// The scalar f32 that `div` divides every lane by where one reciprocal
+/// of it can serve several quotients: the scalar a vector divisor splats,
+/// or a scalar divisor that a loop around the division does not change.
+static Value getSharedDivisor(arith::DivFOp div) {
+  Value divisor = div.getRhs();
+  if (auto splat = divisor.getDefiningOp<vector::BroadcastOp>())
+    return splat.getSource().getType().isF32() ? splat.getSource() : Value();
+  if (isa<VectorType>(divisor.getType()))
+    return Value();
+  auto loop = div->getParentOfType<LoopLikeOpInterface>();
+  return loop && loop.isDefinedOutsideOfLoop(divisor) ? divisor : Value();
+}
+
+/// A shared divisor d as a scale k (a power of two) and r = 1 / (d k)
+/// rounded (IEEE division, once): x / d is then (x k) r. k = 1 where d and
+/// 1 / d are normal; 2^-64 for |d| > 2^66, so that r stays normal (x k
+/// loses bits only where the quotient is below 2^-128); 2^64 for |d| below
+/// FLT_MIN or zero, where x k overflows only if x / d does. Two roundings
+/// after an exact scaling: at most 2 ulp, as div.full.
+struct SharedReciprocal {
+  Value scale, reciprocal;
+};
+
+static SharedReciprocal buildSharedReciprocal(OpBuilder &b, Location loc,
+                                              Value divisor) {
+  auto constant = [&](double value) {
+    return f32Constant(b, loc, value, b.getF32Type());
+  };
+  Value magnitude = math::AbsFOp::create(b, loc, divisor);
+  Value huge = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                     magnitude, constant(std::ldexp(1.0, 66)));
+  Value tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                     magnitude, constant(std::ldexp(1.0, -126)));
+  Value scale = arith::SelectOp::create(
+      b, loc, huge, constant(std::ldexp(1.0, -64)),
+      arith::SelectOp::create(b, loc, tiny, constant(std::ldexp(1.0, 64)),
+                              constant(1.0)));
+  Value reciprocal = arith::DivFOp::create(
+      b, loc, constant(1.0), arith::MulFOp::create(b, loc, divisor, scale));
+  return {scale, reciprocal};
+}
+
+/// `op`'s result in the GPU's form, or null to keep it. `reciprocals` keeps
+/// the shared divisors' reciprocals, built once after each divisor.
+static Value getGpuForm(OpBuilder &b, Operation *op, gpu::LaunchOp launch,
+                        DenseMap<Value, SharedReciprocal> &reciprocals) {
   Location loc = op->getLoc();
   Type type = op->getResult(0).getType();
   if (auto div = dyn_cast<arith::DivFOp>(op)) {
-    if (!isApproximate(div.getFastmath()))
-      return callIntrinsic(b, loc, "llvm.nvvm.div.full", type,
-                           {div.getLhs(), div.getRhs()});
+    if (!isApproximate(div.getFastmath())) {
+      Value divisor = getSharedDivisor(div);
+      if (!divisor)
+        return callIntrinsic(b, loc, "llvm.nvvm.div.full", type,
+                             {div.getLhs(), div.getRhs()});
+      auto [it, inserted] = reciprocals.try_emplace(divisor);
+      if (inserted) {
+        OpBuilder::InsertionGuard guard(b);
+        if (launch.getBody().isAncestor(divisor.getParentRegion()))
+          b.setInsertionPointAfterValue(divisor);
+        else
+          b.setInsertionPointToStart(&launch.getBody().front());
+        it->second = buildSharedReciprocal(b, loc, divisor);
+      }
+      auto lanes = [&](Value scalar) -> Value {
+        return isa<VectorType>(type)
+                   ? vector::BroadcastOp::create(b, loc, type, scalar)
+                         .getResult()
+                   : scalar;
+      };
+      return arith::MulFOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, div.getLhs(), lanes(it->second.scale)),
+          lanes(it->second.reciprocal));
+    }
     // x (1 / d): the product in full range (x * 1 folds away).
     return arith::MulFOp::create(
         b, loc, div.getLhs(),
@@ -91,9 +161,10 @@ void codegen::useGpuMathForms(gpu::LaunchOp launch) {
         getElementTypeOrSelf(op->getResult(0).getType()).isF32())
       ops.push_back(op);
   });
+  DenseMap<Value, SharedReciprocal> reciprocals;
   for (Operation *op : ops) {
     OpBuilder b(op);
-    if (Value form = getGpuForm(b, op)) {
+    if (Value form = getGpuForm(b, op, launch, reciprocals)) {
       op->getResult(0).replaceAllUsesWith(form);
       op->erase();
     }

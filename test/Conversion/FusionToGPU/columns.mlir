@@ -65,9 +65,13 @@ func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-COUNT-4: vector.load %[[PARTIALS]]
-// CHECK: arith.uitofp
-// CHECK: vector.broadcast
-// CHECK: "llvm.nvvm.div.full"
+// The mean: the count's reciprocal once, a product per vector.
+// CHECK: %[[COUNT:.+]] = arith.uitofp
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[COUNT]], %{{.+}} : f32
+// CHECK: %[[RECIPROCAL:.+]] = arith.divf %{{.+}}, %[[SCALED]] : f32
+// CHECK: vector.broadcast %[[RECIPROCAL]]
+// CHECK-NOT: "llvm.nvvm.div.full"
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
 // CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK: vector.store {{.*}} : memref<1x8xbf16>, vector<8xbf16>
 // CHECK-NOT: gpu.launch

@@ -57,11 +57,20 @@ func.func @odd_size(%x: tensor<3x1001xbf16>, %s: tensor<1x1xbf16>) -> tensor<3x1
 // CHECK: vector.reduction <maximumf>
 // CHECK: gpu.all_reduce maximumf
 // CHECK: vector.reduction <add>
-// CHECK: gpu.all_reduce add
-// f32 division is div.full.f32, lane by lane (not IEEE arith.divf).
+// The division by the row's sum: its IEEE reciprocal once (of the sum
+// scaled by a power of two), then two products per vector.
+// CHECK: %[[SUM:.+]] = gpu.all_reduce add
+// CHECK: %[[MAGNITUDE:.+]] = math.absf %[[SUM]]
+// CHECK: arith.select
+// CHECK: %[[SCALE:.+]] = arith.select
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[SUM]], %[[SCALE]]
+// CHECK: %[[RECIPROCAL:.+]] = arith.divf %{{.+}}, %[[SCALED]] : f32
+// CHECK-NOT: llvm.nvvm.div.full
+// CHECK: %[[XK:.+]] = arith.mulf %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK: %[[Q:.+]] = arith.mulf %[[XK]], %{{.+}} : vector<4xf32>
+// CHECK: vector.store %[[Q]]
 // CHECK-NOT: arith.divf
-// CHECK-COUNT-4: llvm.call_intrinsic "llvm.nvvm.div.full"
-// CHECK: vector.store
+// CHECK-NOT: llvm.nvvm.div.full
 // CHECK: gpu.barrier
 func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
   %0 = fusion.softmax %x axis = 1 : tensor<64x1024xf32>

@@ -154,3 +154,34 @@ func.func @logsumexp_bf16(%x: tensor<256x1024xbf16>) -> tensor<256xbf16> {
   %0 = fusion.logsumexp %x axis = 1 : tensor<256x1024xbf16> -> tensor<256xbf16>
   return %0 : tensor<256xbf16>
 }
+
+// -----
+
+// A divisor every lane shares (a row's value splat over a vector): its
+// IEEE reciprocal once, of the divisor scaled by a power of two that keeps
+// the reciprocal normal, then two products a lane, with no div.full.
+// CHECK-LABEL: func.func @div_rows_f32
+// CHECK: gpu.launch
+// CHECK: %[[D:.+]] = memref.load
+// CHECK: math.absf %[[D]]
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
+// CHECK: %[[K:.+]] = arith.select
+// CHECK: %[[DK:.+]] = arith.mulf %[[D]], %[[K]] : f32
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %[[DK]] : f32
+// CHECK-DAG: %[[RV:.+]] = vector.broadcast %[[R]]
+// CHECK-DAG: %[[KV:.+]] = vector.broadcast %[[K]]
+// CHECK: %[[XK:.+]] = arith.mulf %{{.+}}, %[[KV]] : vector<4xf32>
+// CHECK: %[[Q:.+]] = arith.mulf %[[XK]], %[[RV]] : vector<4xf32>
+// CHECK: vector.store %[[Q]]
+// CHECK-NOT: llvm.nvvm.div.full
+// CHECK: gpu.terminator
+// PTX-LABEL: gpu.binary @div_rows_f32_k0_module
+// PTX-NOT: div.full
+// PTX-SAME: rcp.rn.f32
+// PTX-NOT: div.full
+func.func @div_rows_f32(%x: tensor<64x1024xf32>, %y: tensor<64x1xf32>) -> tensor<64x1024xf32> {
+  %0 = fusion.div %x, %y : (tensor<64x1024xf32>, tensor<64x1xf32>) -> tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}

@@ -74,10 +74,16 @@ func.func @streamed(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
 // CHECK: math.exp
 // CHECK: %[[SCALED:.+]] = arith.mulf %[[REST]]#1
 // CHECK: gpu.all_reduce add %[[SCALED]]
+// The division by the row's sum: a reciprocal before the loop, products in it.
+// CHECK: %[[ROWSUM:.+]] = arith.mulf
+// CHECK: math.absf %[[ROWSUM]]
+// CHECK: %[[RSCALE:.+]] = arith.mulf %[[ROWSUM]], %{{.+}} : f32
+// CHECK: arith.divf %{{.+}}, %[[RSCALE]] : f32
 // CHECK: scf.for
 // CHECK: vector.load
 // CHECK: math.exp
-// CHECK: nvvm.div.full
+// CHECK-NOT: nvvm.div.full
+// CHECK: arith.mulf {{.*}} : vector<4xf32>
 // CHECK: vector.store
 func.func @online(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
   %0 = fusion.kernel row_reduction "online" (%x) {plan = #fusion.plan<rows, threads = 128, vector = 4, row = streamed, cluster = 1, passes = [2]>} : (tensor<64x4096xf32>) -> tensor<64x4096xf32> {
