@@ -42,6 +42,21 @@ static constexpr int64_t kStreamedVectors = 8;
 // loads: fewer vectors a step keep the registers, and with them more blocks
 // (each with its copy under way) on a multiprocessor.
 static constexpr int64_t kStagedVectors = 2;
+// A staged part is copied in this many chunks, each on its own barrier, so
+// that the first pass starts on the first chunk while the others arrive
+// (where every part is whole and each chunk a whole number of the block's
+// steps: getStagedChunks).
+static constexpr int64_t kStagedChunks = 4;
+
+/// The chunks a staged part of `part` columns is copied in: kStagedChunks
+/// where every block's part of a row of `h` is whole and splits into
+/// chunks of whole strides of `threads` vectors of `width`, else 1.
+static int64_t getStagedChunks(int64_t h, int64_t part, int64_t threads,
+                               int64_t width) {
+  bool whole = !ShapedType::isDynamic(h) && h % part == 0;
+  return whole && part % (kStagedChunks * threads * width) == 0 ? kStagedChunks
+                                                                : 1;
+}
 
 /// `m` where it is finite, else 0: the shift of an online sum, so that a
 /// row of -inf sums exp(-inf) = 0 and one with +inf overflows as the
@@ -196,6 +211,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
           // than that many bytes: whyNotStagedRows), so past all of them.
           Value stagedMemory, stagedBase, full;
           SmallVector<Value> stagedParts;
+          const int64_t chunks =
+              staged ? getStagedChunks(h, part, threads, width) : 1;
           if (staged) {
             DynamicShared shared = alignedDynamicShared(b, loc);
             stagedMemory = shared.memory;
@@ -214,11 +231,12 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             full = nvgpu::MBarrierCreateOp::create(
                 b, loc,
                 nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
-                                              1));
+                                              chunks));
             emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
-              nvgpu::MBarrierInitOp::create(b, loc, full, indexConst(b, loc, 1),
-                                            indexConst(b, loc, 0),
-                                            /*predicate=*/Value());
+              for (int64_t chunk = 0; chunk < chunks; ++chunk)
+                nvgpu::MBarrierInitOp::create(
+                    b, loc, full, indexConst(b, loc, 1),
+                    indexConst(b, loc, chunk), /*predicate=*/Value());
             });
             gpu::BarrierOp::create(b, loc);
           }
@@ -292,56 +310,66 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             evaluator.shiftedRows = PointEvaluator::ShiftedRows{
                 SmallVector<int64_t>(rowShape), lag};
           }
-          // Staged: this row's parts copied by thread 0, then waited for by
-          // every thread; rows alternate the barrier's phases. (The
-          // barrier at the end of the previous row ordered its reads of the
-          // buffers before these copies.)
+          // Staged: this row's parts copied by thread 0 (in `chunks`
+          // chunks, each on its barrier), then waited for by every thread:
+          // all of it here, or chunk by chunk in the first pass. Rows
+          // alternate the barriers' phases. (The barrier at the end of the
+          // previous row ordered its reads of the buffers before these
+          // copies.)
+          Value stagedParity;
           if (staged) {
             Value length = arith::MinUIOp::create(
-                b, loc, indexConst(b, loc, part),
+                b, loc, indexConst(b, loc, part / chunks),
                 arith::SubIOp::create(b, loc, rowLength, partStart));
             emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
-              Value total = indexConst(b, loc, 0);
-              SmallVector<Value> sizes;
-              for (unsigned input : stagedInputs) {
-                auto type = cast<MemRefType>(buffers.inputs[input].getType());
-                sizes.push_back(arith::MulIOp::create(
-                    b, loc, length,
-                    indexConst(b, loc, type.getElementTypeBitWidth() / 8)));
-                total = arith::AddIOp::create(b, loc, total, sizes.back());
-              }
-              Value first = indexConst(b, loc, 0);
-              nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, total,
-                                                      first,
-                                                      /*predicate=*/Value());
-              Value barrier = barrierPointer(b, loc, full, first);
-              for (auto [input, sharedPart, size] :
-                   llvm::zip(stagedInputs, stagedParts, sizes)) {
-                SmallVector<Value> from(rowIndex);
-                from.push_back(partStart);
-                // (The copy's destination is this block's memory as the
-                // cluster addresses it: the shared::cta form needs a newer
-                // PTX than the backend emits for sm_90.)
-                NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-                    b, loc,
-                    NVVM::MapaOp::create(
-                        b, loc,
-                        LLVM::LLVMPointerType::get(
-                            b.getContext(),
-                            static_cast<unsigned>(
-                                NVVM::NVVMMemorySpace::SharedCluster)),
-                        sharedAddress(b, loc, sharedPart, 0),
-                        arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                                     partIndex)),
-                    globalAddress(b, loc, buffers.inputs[input], from), barrier,
-                    arith::IndexCastUIOp::create(b, loc, b.getI32Type(), size),
-                    /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+              for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+                Value total = indexConst(b, loc, 0);
+                SmallVector<Value> sizes;
+                SmallVector<int64_t> elementBytes;
+                for (unsigned input : stagedInputs) {
+                  auto type = cast<MemRefType>(buffers.inputs[input].getType());
+                  elementBytes.push_back(type.getElementTypeBitWidth() / 8);
+                  sizes.push_back(arith::MulIOp::create(
+                      b, loc, length, indexConst(b, loc, elementBytes.back())));
+                  total = arith::AddIOp::create(b, loc, total, sizes.back());
+                }
+                Value id = indexConst(b, loc, chunk);
+                nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, total, id,
+                                                        /*predicate=*/Value());
+                Value barrier = barrierPointer(b, loc, full, id);
+                int64_t chunkStart = chunk * (part / chunks);
+                for (auto [input, sharedPart, size, bytes] : llvm::zip(
+                         stagedInputs, stagedParts, sizes, elementBytes)) {
+                  SmallVector<Value> from(rowIndex);
+                  from.push_back(arith::AddIOp::create(
+                      b, loc, partStart, indexConst(b, loc, chunkStart)));
+                  // (The copy's destination is this block's memory as the
+                  // cluster addresses it: the shared::cta form needs a newer
+                  // PTX than the backend emits for sm_90.)
+                  NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+                      b, loc,
+                      NVVM::MapaOp::create(
+                          b, loc,
+                          LLVM::LLVMPointerType::get(
+                              b.getContext(),
+                              static_cast<unsigned>(
+                                  NVVM::NVVMMemorySpace::SharedCluster)),
+                          sharedAddress(b, loc, sharedPart, chunkStart * bytes),
+                          arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                                       partIndex)),
+                      globalAddress(b, loc, buffers.inputs[input], from),
+                      barrier,
+                      arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                                   size),
+                      /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+                }
               }
             });
-            Value parity =
+            stagedParity =
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                       rowParity, indexConst(b, loc, 0));
-            waitForPhase(b, loc, full, indexConst(b, loc, 0), parity);
+            if (chunks == 1)
+              waitForPhase(b, loc, full, indexConst(b, loc, 0), stagedParity);
             PointEvaluator::StagedRows rows{{}, partStart};
             for (auto [input, sharedPart] :
                  llvm::zip(stagedInputs, stagedParts))
@@ -370,6 +398,38 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             SmallVector<Value> index(rowIndex);
             index.push_back(column);
             return index;
+          };
+          // A streamed or staged pass over the thread's vectors. The first
+          // pass of a row staged in chunks waits for each chunk before its
+          // vectors, the accumulators carried from chunk to chunk.
+          bool chunksAwaited = chunks == 1;
+          auto emitPassLoop = [&](ValueRange init,
+                                  function_ref<FailureOr<SmallVector<Value>>(
+                                      OpBuilder &, ArrayRef<Value>, ValueRange)>
+                                      body) -> FailureOr<SmallVector<Value>> {
+            if (chunksAwaited)
+              return emitUnrolledLoop(b, loc, first, end, threads * width,
+                                      stepVectors, init, body);
+            chunksAwaited = true;
+            Value chunkColumns = indexConst(b, loc, part / chunks);
+            auto loop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                                           indexConst(b, loc, chunks),
+                                           indexConst(b, loc, 1), init);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(loop.getBody());
+            waitForPhase(b, loc, full, loop.getInductionVar(), stagedParity);
+            Value offset = arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                                 chunkColumns);
+            Value chunkEnd = arith::AddIOp::create(
+                b, loc, partStart,
+                arith::AddIOp::create(b, loc, offset, chunkColumns));
+            FailureOr<SmallVector<Value>> accs = emitUnrolledLoop(
+                b, loc, arith::AddIOp::create(b, loc, first, offset), chunkEnd,
+                threads * width, stepVectors, loop.getRegionIterArgs(), body);
+            if (failed(accs))
+              return failure();
+            scf::YieldOp::create(b, loc, *accs);
+            return SmallVector<Value>(loop.getResults());
           };
 
           // The columns this thread holds when the row is in registers. A
@@ -481,8 +541,8 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               SmallVector<Value> init{identity};
               if (online)
                 init.push_back(f32Constant(b, loc, 0.0, b.getF32Type()));
-              FailureOr<SmallVector<Value>> partials = emitUnrolledLoop(
-                  b, loc, first, end, threads * width, stepVectors, init,
+              FailureOr<SmallVector<Value>> partials = emitPassLoop(
+                  init,
                   [&](OpBuilder &b, ArrayRef<Value> columns,
                       ValueRange accs) -> FailureOr<SmallVector<Value>> {
                     PointEvaluator::CacheScope scope(evaluator);
@@ -638,6 +698,13 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 math::ExpOp::create(
                     b, loc, arith::SubFOp::create(b, loc, rowShift, *c)));
           }
+
+          // Chunks no pass has waited for (a kernel without a streamed
+          // reduction pass), before the outputs read them.
+          if (!chunksAwaited)
+            for (int64_t chunk = 0; chunk < chunks; ++chunk)
+              waitForPhase(b, loc, full, indexConst(b, loc, chunk),
+                           stagedParity);
 
           // The outputs: full rows in a last pass (from registers when the row
           // is held), per-row values by thread 0.
