@@ -2,7 +2,8 @@
 # On the GPU machine, from the bundle: the correctness checks of the small
 # workloads and the codegen cases (run_checks.py small) and the random
 # graphs, the matmul cases with the generated (tensor-core) kernels and the
-# prefill attention checks (attention_tiles),
+# prefill attention checks (attention_tiles) and the many-row cases of the
+# row widths (row_widths_check.py),
 # under compute-sanitizer: memcheck (out-of-bounds and misaligned
 # accesses, with PyTorch's caching allocator off so that every tensor is its
 # own allocation), racecheck (shared-memory hazards) and synccheck (barrier
@@ -30,7 +31,11 @@ for tool in memcheck racecheck synccheck; do
     python3 matmul_checks.py matmul_cases.fused.generated > "$OUT/sanitizer_${tool}_matmul.txt" 2>&1 || status=1
   compute-sanitizer --tool $tool $only_fusion --error-exitcode 9 --print-limit 20 \
     python3 attention_prefill.py --checks > "$OUT/sanitizer_${tool}_attention.txt" 2>&1 || status=1
-  for part in checks random_graphs matmul attention; do
+  # The rows of many-row cases (staged, streamed and held plans, clusters)
+  # on their own: run_checks.py stops under racecheck (row_widths_check.py).
+  compute-sanitizer --tool $tool $only_fusion --error-exitcode 9 --print-limit 20 \
+    python3 row_widths_check.py _many > "$OUT/sanitizer_${tool}_rows.txt" 2>&1 || status=1
+  for part in checks random_graphs matmul attention rows; do
     log="$OUT/sanitizer_${tool}_${part}.txt"
     echo "$tool $part: $(grep -h -E 'SUMMARY|passed, |random graphs on the GPU|matmul checks' "$log" | tr '\n' ' ')"
   done

@@ -287,3 +287,45 @@ func.func @dynamic_vectors(%x: tensor<64x?xf32>) -> tensor<64xf32> {
   }
   return %0 : tensor<64xf32>
 }
+
+// -----
+
+// A staged row whose part (4096) splits into 4 chunks of whole strides (64
+// threads x 8): each chunk copied on its own barrier, and the first pass
+// waits for each chunk before its vectors, carrying the online max and sum
+// from chunk to chunk; the output pass reads the staged part unwaited.
+// CHECK-LABEL: func.func @staged_chunks
+// CHECK: %[[FULL:.+]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 4>
+// CHECK-COUNT-4: nvgpu.mbarrier.init %[[FULL]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%c0
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%c1
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%c2
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%c3
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK-NOT: nvvm.mbarrier.try_wait
+// CHECK: scf.for %[[CHUNK:.+]] = %{{.+}} to %c4 step %{{.+}} iter_args({{.*}}) -> (f32, f32)
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: arith.muli %[[CHUNK]], %c1024
+// CHECK: scf.for {{.*}} -> (f32, f32)
+// CHECK: vector.load %view
+// CHECK: gpu.all_reduce maximumf
+// CHECK-NOT: nvvm.mbarrier.try_wait
+// CHECK: vector.store
+func.func @staged_chunks(%x: tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
+  %0 = fusion.kernel row_reduction "staged_chunks" (%x) {plan = #fusion.plan<rows, threads = 64, vector = 8, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
+  ^bb0(%a: tensor<64x4096xbf16>):
+    %c = fusion.convert %a : tensor<64x4096xbf16> to tensor<64x4096xf32>
+    %m = fusion.reduce_max %c axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %c, %m : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+    %e = fusion.exp %d : tensor<64x4096xf32>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<64x4096xf32> -> tensor<64x1xf32>
+    %y = fusion.div %e, %s : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+    %r = fusion.convert %y : tensor<64x4096xf32> to tensor<64x4096xbf16>
+    fusion.yield %r : tensor<64x4096xbf16>
+  }
+  return %0 : tensor<64x4096xbf16>
+}
