@@ -9,10 +9,9 @@
 // `rcp.approx.ftz.f32` of the divisor (at most 1 ulp, then the product's
 // rounding; a divisor past 2^126 gives 0, where the quotient is below
 // FLT_MIN times the dividend; the product keeps subnormal quotients, as
-// tanh gelu's x / 2 near 0). A division whose divisor is shared, the
-// scalar a vector splats or one a loop around it does not change (a row's
-// sum in softmax), takes the IEEE reciprocal of the divisor once and a
-// product per element (getSharedReciprocal). Exponentials marked `afn` become
+// tanh gelu's x / 2 near 0). A division of a vector by a splat scalar (a
+// row's sum in softmax) takes the IEEE reciprocal of the scalar once and
+// products per lane (buildSharedReciprocal). Exponentials marked `afn` become
 // `ex2.approx.ftz.f32` (of x log2(e) for exp), which flushes results
 // below FLT_MIN to zero. These forms spare the instructions that rescale
 // subnormal operands and results around each approximation (SASS: a
@@ -30,7 +29,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <cmath>
 
@@ -65,17 +63,15 @@ static bool isApproximate(arith::FastMathFlags flags) {
   return bitEnumContainsAll(flags, arith::FastMathFlags::afn);
 }
 
-/// The scalar f32 that `div` divides every lane by where one reciprocal
-/// of it can serve several quotients: the scalar a vector divisor splats,
-/// or a scalar divisor that a loop around the division does not change.
+/// The scalar f32 that `div` divides every lane of a vector by, where one
+/// reciprocal of it serves all the lanes. (Scalar divisions keep div.full
+/// even where a loop does not change the divisor: its scale and reciprocal
+/// would hold two registers through the loop where the divisor holds one,
+/// and a random graph's element-by-element kernel spilled with them.)
 static Value getSharedDivisor(arith::DivFOp div) {
-  Value divisor = div.getRhs();
-  if (auto splat = divisor.getDefiningOp<vector::BroadcastOp>())
-    return splat.getSource().getType().isF32() ? splat.getSource() : Value();
-  if (isa<VectorType>(divisor.getType()))
-    return Value();
-  auto loop = div->getParentOfType<LoopLikeOpInterface>();
-  return loop && loop.isDefinedOutsideOfLoop(divisor) ? divisor : Value();
+  auto splat = div.getRhs().getDefiningOp<vector::BroadcastOp>();
+  return splat && splat.getSource().getType().isF32() ? splat.getSource()
+                                                       : Value();
 }
 
 /// A shared divisor d as a scale k (a power of two) and r = 1 / (d k)
