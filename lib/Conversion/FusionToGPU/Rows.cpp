@@ -322,17 +322,18 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 b, loc, indexConst(b, loc, part / chunks),
                 arith::SubIOp::create(b, loc, rowLength, partStart));
             emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
+              // A chunk's bytes of each input, and of all of them.
+              Value total = indexConst(b, loc, 0);
+              SmallVector<Value> sizes;
+              SmallVector<int64_t> elementBytes;
+              for (unsigned input : stagedInputs) {
+                auto type = cast<MemRefType>(buffers.inputs[input].getType());
+                elementBytes.push_back(type.getElementTypeBitWidth() / 8);
+                sizes.push_back(arith::MulIOp::create(
+                    b, loc, length, indexConst(b, loc, elementBytes.back())));
+                total = arith::AddIOp::create(b, loc, total, sizes.back());
+              }
               for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-                Value total = indexConst(b, loc, 0);
-                SmallVector<Value> sizes;
-                SmallVector<int64_t> elementBytes;
-                for (unsigned input : stagedInputs) {
-                  auto type = cast<MemRefType>(buffers.inputs[input].getType());
-                  elementBytes.push_back(type.getElementTypeBitWidth() / 8);
-                  sizes.push_back(arith::MulIOp::create(
-                      b, loc, length, indexConst(b, loc, elementBytes.back())));
-                  total = arith::AddIOp::create(b, loc, total, sizes.back());
-                }
                 Value id = indexConst(b, loc, chunk);
                 nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, total, id,
                                                         /*predicate=*/Value());
