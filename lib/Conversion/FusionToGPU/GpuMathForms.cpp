@@ -124,11 +124,9 @@ static Value getGpuForm(OpBuilder &b, Operation *op, gpu::LaunchOp launch,
           b.setInsertionPointToStart(&launch.getBody().front());
         it->second = buildSharedReciprocal(b, loc, divisor);
       }
+      // (A shared divisor is a splat: `type` is a vector.)
       auto lanes = [&](Value scalar) -> Value {
-        return isa<VectorType>(type)
-                   ? vector::BroadcastOp::create(b, loc, type, scalar)
-                         .getResult()
-                   : scalar;
+        return vector::BroadcastOp::create(b, loc, type, scalar);
       };
       return arith::MulFOp::create(
           b, loc,
