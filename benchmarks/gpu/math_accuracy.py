@@ -26,7 +26,8 @@ type.
 
 `module()` gives the MLIR text (scripts/build-gpu-bundle.sh compiles it).
 
-  python3 math_accuracy.py        # prints a table, writes math_accuracy.json to $OUT
+  python3 math_accuracy.py [LIBRARY]   # prints a table, writes math_accuracy.json to $OUT
+                                       # (LIBRARY: another build's math_accuracy.fused.so)
 """
 
 import json
@@ -71,6 +72,18 @@ HALF_UNARY = ["exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh"]
 SOFTMAX_ROWS = (2048, 1024)
 HALF_TYPES = {"bf16": SUBNORMAL_BOUND, "f16": 2.0 ** -24}
 HALF_BOUND = 1
+# A logsumexp over f32 rows of LSE_WIDTH (a streamed plan, whose online
+# sum's terms take the approximate form: ScalarOps' MathPrecision::sumTerm)
+# on rows built to stress those terms: normal rows at several scales, one
+# term of 1 among many near exp(-k) for k up to past the f32 range (where
+# the terms' share of the sum and their arguments' rounding are largest),
+# uniform exponents down to the subnormals, huge values, and -inf, +inf
+# and NaN among finite values. Its error is absolute in log(sum) (the sum's
+# relative error): measured in units of 2^-23 max(|result|, 1), bounded by
+# LSE_BOUND of them; infinite and NaN results must match.
+LSE_WIDTH = 16384
+LSE_ROWS_PER_KIND = 8
+LSE_BOUND = 16
 
 
 def module():
@@ -105,6 +118,12 @@ def module():
   %0 = fusion.{name} %x, %y : {t}
   return %0 : {t}
 }}""")
+    count = len(lse_rows(None, None)) * LSE_ROWS_PER_KIND
+    r, o = f"tensor<{count}x{LSE_WIDTH}xf32>", f"tensor<{count}xf32>"
+    lines.append(f"""func.func @logsumexp_rows(%x: {r}) -> {o} {{
+  %0 = fusion.logsumexp %x axis = 1 : {r} -> {o}
+  return %0 : {o}
+}}""")
     x, y = f"tensor<{n}x{ROW_LANES}xf32>", f"tensor<{n}x1xf32>"
     lines.append(f"""func.func @div_rows(%x: {x}, %y: {y}) -> {x} {{
   %0 = fusion.div %x, %y : ({x}, {y}) -> {x}
@@ -126,6 +145,40 @@ def inputs(torch, generator, device):
                              1.0, -1.0, 88.7, 89.0, -104.0], dtype=torch.float64)
     x = torch.cat([grid, random, specials]).float()
     return x.to(device)
+
+
+def lse_rows(torch, generator):
+    """The kinds of logsumexp_rows' rows: functions giving LSE_ROWS_PER_KIND
+    float64 rows of LSE_WIDTH each (with `torch` None, only how many)."""
+    shape = (LSE_ROWS_PER_KIND, LSE_WIDTH)
+
+    def normal(scale, shift=0.0):
+        return lambda: torch.randn(shape, generator=generator, dtype=torch.float64) * scale + shift
+
+    def one_above(k):
+        # One term of 1 (at a random column) among terms near exp(-k).
+        def rows():
+            x = normal(0.01, -k)()
+            x[torch.arange(shape[0]), torch.randint(0, shape[1], (shape[0],),
+                                                    generator=generator)] = 0.0
+            return x
+        return rows
+
+    def among(value, share):
+        # `value` at a random `share` of the columns of normal rows.
+        def rows():
+            x = normal(1.0)()
+            x[torch.rand(shape, generator=generator, dtype=torch.float64) < share] = value
+            return x
+        return rows
+
+    kinds = [normal(s) for s in (1.0, 10.0, 100.0, 1e4)]
+    kinds += [one_above(k) for k in (0.5, 1, 2, 4, 6, 8, 10, 12, 16, 20, 30, 50, 87, 88, 100)]
+    kinds += [lambda: torch.rand(shape, generator=generator, dtype=torch.float64) * -104,
+              normal(1e24, 1e30), normal(1e30, -1e32),
+              among(-float("inf"), 0.5), among(-float("inf"), 1.0),
+              among(float("inf"), 1e-4), among(float("nan"), 1e-4)]
+    return kinds
 
 
 def reference(torch, name, x, y=None):
@@ -195,7 +248,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     from fusion import cuda
-    module = cuda.load(os.path.join(here, "math_accuracy.fused.so"), debug=True)
+    library = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "math_accuracy.fused.so")
+    module = cuda.load(library, debug=True)
     generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
     x = inputs(torch, generator, "cuda")
     # The second operand: the same values in another order (every pair of
@@ -258,6 +312,22 @@ def main():
         _, scaled, sub, mismatched, _ = measured
         record(f"softmax_{dtype}", "softmax", HALF_BOUND, measured,
                scaled <= HALF_BOUND and sub <= HALF_TYPES[dtype] and mismatched == 0)
+    rows = torch.cat([kind() for kind in lse_rows(torch, generator)]).float()
+    out = module.functions["logsumexp_rows"](rows.to(x.device))[0].cpu().double()
+    torch.cuda.synchronize()
+    ref = torch.logsumexp(rows.double(), 1)
+    special = ~torch.isfinite(ref)
+    mismatched = int(((torch.isnan(ref) & ~torch.isnan(out))
+                      | (torch.isinf(ref) & (out != ref))).sum())
+    units = ((out - ref).abs() / (2.0 ** -23 * ref.abs().clamp(min=1.0)))[~special]
+    units = torch.where(torch.isfinite(units), units, torch.full_like(units, float("inf")))
+    worst = float(units.max())
+    results.append(dict(op="logsumexp_rows", max_units_of_2e_23_max_result_1=worst,
+                        bound=LSE_BOUND, special_mismatches=mismatched,
+                        rows=int((~special).sum()), ok=worst <= LSE_BOUND and mismatched == 0))
+    print(f"{'ok  ' if results[-1]['ok'] else 'FAIL'} {'logsumexp_rows':15} max {worst:8.2f} "
+          f"x 2^-23 max(|f|, 1) (bound {LSE_BOUND})  special mismatches {mismatched}"
+          f"  ({results[-1]['rows']} finite rows of {LSE_WIDTH})")
     failed = sum(not r["ok"] for r in results)
     with open(os.path.join(os.environ.get("OUT", "."), "math_accuracy.json"), "w") as f:
         json.dump(dict(device=torch.cuda.get_device_name(), results=results), f, indent=1)

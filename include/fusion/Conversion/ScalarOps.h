@@ -38,8 +38,16 @@ Value buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
 /// (ex2.approx, rcp.approx) whose f32 errors, about 2^-17 relative at most,
 /// stay far below that rounding's 2^-9 (bf16) or 2^-11 (f16), and erf gelu
 /// is computed from a fitted erfc (about 2^-16). Divisions by arbitrary
-/// values keep the full-range form.
-enum class MathPrecision { exact, roundedToHalf };
+/// values keep the full-range form. `sumTerm`: an exponential exp(y - m),
+/// m the running max of y, is a term of a sum that has a term exp(0) = 1
+/// (an online sum of softmax or logsumexp): only its error relative to the
+/// sum counts, so it takes ex2.approx of (y - m) log2(e) too. A term's
+/// relative error is about 2^-22 + |y - m| 2^-23 (the product's rounding),
+/// and one below FLT_MIN is flushed; over a sum of terms of one sign
+/// weighted by their size, that is less than 2^-18 relative to the sum for
+/// any number of terms up to 2^31, below the sum's own rounding bound from
+/// a few dozen terms on.
+enum class MathPrecision { exact, roundedToHalf, sumTerm };
 
 /// The precision the op defining `result` (a value of a kernel body) needs:
 /// `roundedToHalf` where `result` is bf16 or f16, or where every use is a

@@ -508,11 +508,9 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 unrolled ? nullptr : shape->findOnlineSum(reduction);
             if (online && online->sum == reduction)
               continue;
-            // The online sum's terms, exp(y - running max), in the form the
-            // sum's own exponential may take.
-            MathPrecision termPrecision =
-                online ? getMathPrecision(online->sum->getOperand(0))
-                       : MathPrecision::exact;
+            // The online sum's terms, exp(y - running max): only their
+            // error relative to the sum counts (MathPrecision::sumTerm).
+            const MathPrecision termPrecision = MathPrecision::sumTerm;
             Value identity =
                 buildReductionIdentity(b, loc, reduction, b.getF32Type());
             auto partialOf = [&](Value x, Value acc) -> Value {

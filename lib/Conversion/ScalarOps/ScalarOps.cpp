@@ -103,8 +103,8 @@ MathPrecision fusion::getMathPrecision(Value result) {
 /// The fast-math flags of the exponentials and divisions by at least 1 that
 /// `precision` allows.
 static arith::FastMathFlags getFastMathFlags(MathPrecision precision) {
-  return precision == MathPrecision::roundedToHalf ? arith::FastMathFlags::afn
-                                                   : arith::FastMathFlags::none;
+  return precision == MathPrecision::exact ? arith::FastMathFlags::none
+                                           : arith::FastMathFlags::afn;
 }
 
 Value fusion::buildExp(OpBuilder &b, Location loc, Value x,

@@ -132,9 +132,9 @@ func.func @softmax_streamed_bf16(%x: tensor<256x?xbf16>) -> tensor<256x?xbf16> {
 
 // -----
 
-// An f32 softmax, and a logsumexp of bf16 rows (its log turns the sum's
-// relative error into an absolute one in an f32 result), keep the
-// accurate exponentials.
+// Rows held in registers: an f32 softmax, and a logsumexp of bf16 rows
+// (its log turns the sum's relative error into an absolute one in an f32
+// result), keep the accurate exponentials.
 // CHECK-LABEL: func.func @softmax_f32
 // CHECK: gpu.launch
 // CHECK-NOT: approx.ftz
@@ -153,6 +153,46 @@ func.func @softmax_f32(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
 func.func @logsumexp_bf16(%x: tensor<256x1024xbf16>) -> tensor<256xbf16> {
   %0 = fusion.logsumexp %x axis = 1 : tensor<256x1024xbf16> -> tensor<256xbf16>
   return %0 : tensor<256xbf16>
+}
+
+// -----
+
+// Streamed rows: an online sum's terms, exp(y - running max), take the fast
+// form whatever the result type (MathPrecision::sumTerm: only their error
+// relative to the sum, which has a term of 1, counts); the rescaling of the
+// running sum and the f32 softmax's outputs keep math.exp.
+// CHECK-LABEL: func.func @softmax_streamed_f32
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: math.exp %{{.+}} : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: gpu.all_reduce maximumf
+// CHECK: gpu.all_reduce add
+// CHECK: scf.for
+// CHECK-NOT: approx.ftz
+// CHECK: math.exp %{{.+}} : vector<4xf32>
+// CHECK-NOT: approx.ftz
+// CHECK: gpu.terminator
+func.func @softmax_streamed_f32(%x: tensor<256x?xf32>) -> tensor<256x?xf32> {
+  %0 = fusion.softmax %x axis = 1 : tensor<256x?xf32>
+  return %0 : tensor<256x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @logsumexp_streamed_f32
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: gpu.all_reduce maximumf
+// CHECK: gpu.all_reduce add
+// CHECK: math.log
+// CHECK: gpu.terminator
+// PTX-LABEL: gpu.binary @logsumexp_streamed_f32_k0_module
+// PTX-SAME: ex2.approx.ftz.f32
+func.func @logsumexp_streamed_f32(%x: tensor<256x?xf32>) -> tensor<256xf32> {
+  %0 = fusion.logsumexp %x axis = 1 : tensor<256x?xf32> -> tensor<256xf32>
+  return %0 : tensor<256xf32>
 }
 
 // -----
