@@ -3,7 +3,9 @@
 fused (with preallocated outputs, and as called: outputs allocated by the
 call) and unfused, torch eager, torch.compile, and a device-to-device copy
 (the ceiling). Median of triton.testing.do_bench; effective GB/s = the
-workload's minimal bytes / median time. With FUSION_BENCH_BEFORE set to
+workload's minimal bytes / median time; beside it, a copy of the
+workload's bytes timed the same way (fixed costs weigh more on small
+workloads). With FUSION_BENCH_BEFORE set to
 another build of the same workloads (a library compiled before a codegen
 change), it is timed too, as `fusion_before`. Prints a table last and writes
 bench_<scale>.json into $OUT."""
@@ -157,8 +159,17 @@ def main():
             times["torch.compile"] = median_ms(lambda: compiled(*xs))
         except Exception as e:  # reported, not hidden
             print(f"torch.compile failed on {name}: {e}")
+        # A copy moving the workload's bytes (half read, half written),
+        # timed the same way: what fixed costs (launch, the L2 that
+        # do_bench's flush leaves dirty) leave of the ceiling at this size.
+        # Not a peer: reported beside the 1 GiB copy, never in its place.
+        half = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
+        half_dst = torch.empty_like(half)
+        same_copy_gbs = 2 * half.numel() / median_ms(lambda: half_dst.copy_(half)) / 1e6
+        del half, half_dst
         entry = dict(workload=name, bytes=nbytes, ms=times,
-                     gbs={k: nbytes / v / 1e6 for k, v in times.items()})
+                     gbs={k: nbytes / v / 1e6 for k, v in times.items()},
+                     copy_of_these_bytes_gbs=same_copy_gbs)
         results.append(entry)
         if dyn:
             rows.append(f"{name:20} us/call " + "  ".join(f"{k} {v*1e3:8.1f}" for k, v in times.items()))
@@ -167,7 +178,8 @@ def main():
             ratio = min(peers) / times["fusion"] if peers else float("nan")
             rows.append(f"{name:20} GB/s   " + "  ".join(f"{k} {nbytes / v / 1e6:7.0f}" for k, v in times.items())
                         + f"  ({100 * nbytes / times['fusion'] / 1e6 / copy_gbs:.0f}% of copy,"
-                        f" {ratio:.2f}x the best peer)")
+                        f" {ratio:.2f}x the best peer; a copy of these bytes {same_copy_gbs:.0f},"
+                        f" {100 * nbytes / times['fusion'] / 1e6 / same_copy_gbs:.0f}% of it)")
     out_dir = os.environ.get("OUT", ".")
     with open(os.path.join(out_dir, f"bench_{scale}.json"), "w") as f:
         json.dump(dict(copy_gbs=copy_gbs, device=torch.cuda.get_device_name(), results=results), f, indent=1)
