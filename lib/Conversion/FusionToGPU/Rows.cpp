@@ -310,17 +310,51 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             evaluator.shiftedRows = PointEvaluator::ShiftedRows{
                 SmallVector<int64_t>(rowShape), lag};
           }
+          // A pass of the block over its part of the row: thread `tid`
+          // visits the vectors at first, first + threads * width, ... below
+          // end; the part's vectors start at partFirst.
+          Value partFirst = partStart;
+          if (shifted)
+            partFirst = arith::AddIOp::create(b, loc, partFirst, lag);
+          Value first = arith::AddIOp::create(
+              b, loc, partFirst,
+              arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
+          Value end = shifted ? wholeEnd : rowLength;
+          if (splits > 1) {
+            Value partEnd = arith::AddIOp::create(b, loc, partFirst,
+                                                  indexConst(b, loc, part));
+            end = arith::MinUIOp::create(b, loc, partEnd, end);
+          }
           // Staged: this row's parts copied by thread 0 (in `chunks`
           // chunks, each on its barrier), then waited for by every thread:
           // all of it here, or chunk by chunk in the first pass. Rows
           // alternate the barriers' phases. (The barrier at the end of the
           // previous row ordered its reads of the buffers before these
-          // copies.)
+          // copies.) Shifted rows copy the part's whole vectors, which start
+          // and end on 16-byte boundaries (whyNotStagedRows), in one chunk;
+          // their edge elements are read from global memory.
           Value stagedParity;
           if (staged) {
-            Value length = arith::MinUIOp::create(
-                b, loc, indexConst(b, loc, part / chunks),
-                arith::SubIOp::create(b, loc, rowLength, partStart));
+            Value length =
+                shifted
+                    ? arith::SubIOp::create(
+                          b, loc,
+                          arith::MaxUIOp::create(b, loc, end, partFirst),
+                          partFirst)
+                          .getResult()
+                    : arith::MinUIOp::create(
+                          b, loc, indexConst(b, loc, part / chunks),
+                          arith::SubIOp::create(b, loc, rowLength, partStart))
+                          .getResult();
+            // The last blocks of a cluster may have no whole vectors of a
+            // shifted row (nothing to copy; the barrier's phase completes
+            // on the arrival alone).
+            Value copies =
+                shifted && splits > 1
+                    ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            length, indexConst(b, loc, 0))
+                          .getResult()
+                    : Value();
             emitIf(b, loc, isThreadZero(b, loc, tid), [&] {
               // A chunk's bytes of each input, and of all of them.
               Value total = indexConst(b, loc, 0);
@@ -343,26 +377,33 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                          stagedInputs, stagedParts, sizes, elementBytes)) {
                   SmallVector<Value> from(rowIndex);
                   from.push_back(arith::AddIOp::create(
-                      b, loc, partStart, indexConst(b, loc, chunkStart)));
+                      b, loc, partFirst, indexConst(b, loc, chunkStart)));
                   // (The copy's destination is this block's memory as the
                   // cluster addresses it: the shared::cta form needs a newer
                   // PTX than the backend emits for sm_90.)
-                  NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-                      b, loc,
-                      NVVM::MapaOp::create(
-                          b, loc,
-                          LLVM::LLVMPointerType::get(
-                              b.getContext(),
-                              static_cast<unsigned>(
-                                  NVVM::NVVMMemorySpace::SharedCluster)),
-                          sharedAddress(b, loc, sharedPart, chunkStart * bytes),
-                          arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                                       partIndex)),
-                      globalAddress(b, loc, buffers.inputs[input], from),
-                      barrier,
-                      arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                                   size),
-                      /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+                  auto copy = [&] {
+                    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+                        b, loc,
+                        NVVM::MapaOp::create(
+                            b, loc,
+                            LLVM::LLVMPointerType::get(
+                                b.getContext(),
+                                static_cast<unsigned>(
+                                    NVVM::NVVMMemorySpace::SharedCluster)),
+                            sharedAddress(b, loc, sharedPart,
+                                          chunkStart * bytes),
+                            arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                                         partIndex)),
+                        globalAddress(b, loc, buffers.inputs[input], from),
+                        barrier,
+                        arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                                     size),
+                        /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+                  };
+                  if (copies)
+                    emitIf(b, loc, copies, copy);
+                  else
+                    copy();
                 }
               }
             });
@@ -371,29 +412,11 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                                       rowParity, indexConst(b, loc, 0));
             if (chunks == 1)
               waitForPhase(b, loc, full, indexConst(b, loc, 0), stagedParity);
-            PointEvaluator::StagedRows rows{{}, partStart};
+            PointEvaluator::StagedRows rows{{}, partFirst};
             for (auto [input, sharedPart] :
                  llvm::zip(stagedInputs, stagedParts))
               rows.parts[input] = sharedPart;
             evaluator.stagedRows = std::move(rows);
-          }
-          // A pass of the block over its part of the row: thread `tid`
-          // visits the vectors at first, first + threads * width, ... below
-          // end.
-          Value first = arith::AddIOp::create(
-              b, loc, partStart,
-              arith::MulIOp::create(b, loc, tid, indexConst(b, loc, width)));
-          Value end = rowLength;
-          if (shifted) {
-            first = arith::AddIOp::create(b, loc, first, lag);
-            end = wholeEnd;
-          }
-          if (splits > 1) {
-            Value partEnd = arith::AddIOp::create(b, loc, partStart,
-                                                  indexConst(b, loc, part));
-            if (shifted)
-              partEnd = arith::AddIOp::create(b, loc, partEnd, lag);
-            end = arith::MinUIOp::create(b, loc, partEnd, end);
           }
           auto columnsOf = [&](Value column) {
             SmallVector<Value> index(rowIndex);
@@ -476,6 +499,16 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                 arith::SubIOp::create(b, loc, rowLength,
                                       indexConst(b, loc, 1)));
           }
+          // `value` at this thread's edge element, whose column no staged
+          // copy holds: read from global memory.
+          auto evalEdge = [&](Value value) -> FailureOr<Value> {
+            std::optional<PointEvaluator::StagedRows> stagedParts;
+            std::swap(stagedParts, evaluator.stagedRows);
+            FailureOr<Value> v =
+                evaluator.eval(value, columnsOf(edgeColumn), /*lanes=*/false);
+            std::swap(stagedParts, evaluator.stagedRows);
+            return v;
+          };
 
           auto blockReduce = [&](Operation *reduction, Value partial) {
             return gpu::AllReduceOp::create(
@@ -591,9 +624,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
             // online sum (streamed) follows the new max, then takes the
             // edge's term.
             if (edgeColumn) {
-              FailureOr<Value> x =
-                  evaluator.eval(reduction->getOperand(0),
-                                 columnsOf(edgeColumn), /*lanes=*/false);
+              FailureOr<Value> x = evalEdge(reduction->getOperand(0));
               if (failed(x))
                 return failure();
               Value next =
@@ -756,7 +787,7 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
               if (!edgeColumn || !isFullRow(value))
                 continue;
               SmallVector<Value> index = columnsOf(edgeColumn);
-              FailureOr<Value> v = evaluator.eval(value, index, false);
+              FailureOr<Value> v = evalEdge(value);
               if (failed(v))
                 return failure();
               emitIf(b, loc, edgeValid,

@@ -111,3 +111,43 @@ func.func @staged(%x: tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
   }
   return %0 : tensor<64x4096xbf16>
 }
+
+// -----
+
+// Staged rows no vector divides, over a cluster: each block copies the
+// whole vectors of its part, from the part's start LAG columns in (a
+// vector boundary) up to the row's last whole vector, and only where it
+// has any (a cluster's last block may not: then it arrives on its barrier
+// without a copy). Edge elements are read from global memory by the first
+// block.
+// CHECK-LABEL: func.func @staged_shifted
+// CHECK: %[[PART:.+]] = memref.view {{.*}} to memref<2048xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[INDEX:.+]] = gpu.cluster_block_id x
+// CHECK: %[[START:.+]] = arith.muli %[[INDEX]], %c2048
+// CHECK: %[[SHIFT:.+]] = arith.remui
+// CHECK: %[[LAG:.+]] = arith.remui %{{.+}}, %c8
+// CHECK: %[[FIRST:.+]] = arith.addi %[[START]], %[[LAG]] : index
+// CHECK: %[[UPTO:.+]] = arith.maxui %{{.+}}, %[[FIRST]]
+// CHECK: %[[LENGTH:.+]] = arith.subi %[[UPTO]], %[[FIRST]]
+// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[LENGTH]], %c0
+// CHECK: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: scf.if %[[ANY]] {
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: vector.load %[[PART]]
+// CHECK: memref.load %arg0[{{.*}}] : memref<64x4095xbf16>
+// CHECK: nvvm.cluster.arrive
+func.func @staged_shifted(%x: tensor<64x4095xbf16>) -> tensor<64x4095xbf16> {
+  %0 = fusion.kernel row_reduction "staged_shifted" (%x) {plan = #fusion.plan<cluster_rows, threads = 64, vector = 8, row = staged, cluster = 2, passes = [1]>} : (tensor<64x4095xbf16>) -> tensor<64x4095xbf16> {
+  ^bb0(%a: tensor<64x4095xbf16>):
+    %c = fusion.convert %a : tensor<64x4095xbf16> to tensor<64x4095xf32>
+    %m = fusion.reduce_max %c axes = [1] keep_dims : tensor<64x4095xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %c, %m : (tensor<64x4095xf32>, tensor<64x1xf32>) -> tensor<64x4095xf32>
+    %e = fusion.exp %d : tensor<64x4095xf32>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<64x4095xf32> -> tensor<64x1xf32>
+    %y = fusion.div %e, %s : (tensor<64x4095xf32>, tensor<64x1xf32>) -> tensor<64x4095xf32>
+    %r = fusion.convert %y : tensor<64x4095xf32> to tensor<64x4095xbf16>
+    fusion.yield %r : tensor<64x4095xbf16>
+  }
+  return %0 : tensor<64x4095xbf16>
+}

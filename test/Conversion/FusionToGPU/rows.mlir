@@ -151,7 +151,8 @@ func.func @masked(%x: tensor<64x4104xbf16>) -> tensor<64x4104xbf16> {
 // CHECK: %[[WHOLE:.+]] = arith.divui %[[REST]], %c8
 // CHECK: %[[SPAN:.+]] = arith.muli %[[WHOLE]], %c8
 // CHECK: %[[END:.+]] = arith.addi %[[LAG]], %[[SPAN]]
-// CHECK: %[[FIRST:.+]] = arith.addi %{{.+}}, %[[LAG]]
+// CHECK: %[[PART:.+]] = arith.addi %{{.+}}, %[[LAG]]
+// CHECK: %[[FIRST:.+]] = arith.addi %[[PART]], %{{.+}}
 // CHECK: %[[COL0:.+]] = arith.addi %[[FIRST]], %c0
 // CHECK: %[[COL7:.+]] = arith.addi %[[FIRST]], %c3584
 // CHECK: %[[VALID7:.+]] = arith.cmpi ult, %[[COL7]], %[[END]]
@@ -330,4 +331,50 @@ func.func @staged_chunks(%x: tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
     fusion.yield %r : tensor<64x4096xbf16>
   }
   return %0 : tensor<64x4096xbf16>
+}
+
+// -----
+
+// A staged row no vector divides (4095 bf16, shifted vectors): the copy
+// takes the row's whole vectors, from its first vector boundary (LAG
+// columns in) to END, into a buffer of the most whole vectors a row has
+// (4088 elements), and every pass reads them there; the edge elements are
+// read from global memory.
+// CHECK-LABEL: func.func @staged_shifted
+// CHECK: memref.view {{.*}} to memref<4088xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[SHIFT:.+]] = arith.remui
+// CHECK: %[[LAG:.+]] = arith.remui %{{.+}}, %c8
+// CHECK: %[[SPAN:.+]] = arith.muli %{{.+}}, %c8
+// CHECK: %[[END:.+]] = arith.addi %[[LAG]], %[[SPAN]] : index
+// CHECK: %[[FIRST:.+]] = arith.addi %c0{{.*}}, %[[LAG]] : index
+// CHECK: %[[UPTO:.+]] = arith.maxui %[[END]], %[[FIRST]]
+// CHECK: %[[LENGTH:.+]] = arith.subi %[[UPTO]], %[[FIRST]]
+// CHECK: scf.if
+// CHECK: %[[BYTES:.+]] = arith.muli %[[LENGTH]], %c2
+// CHECK: %[[TOTAL:.+]] = arith.addi %c0{{.*}}, %[[BYTES]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%{{.+}}], %[[TOTAL]]
+// CHECK: %[[FROM:.+]] = arith.addi %[[FIRST]], %c0
+// CHECK: arith.muli %[[FROM]], %strides#1
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: scf.for
+// CHECK: vector.load %view[{{.*}}] {alignment = 16 : i64} : memref<4088xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: memref.load %arg0[{{.*}}] : memref<64x4095xbf16>
+// CHECK: gpu.all_reduce maximumf
+// CHECK: vector.load %view
+// CHECK: vector.store {{.*}} : memref<64x4095xbf16>, vector<8xbf16>
+// CHECK: memref.store {{.*}} : memref<64x4095xbf16>
+func.func @staged_shifted(%x: tensor<64x4095xbf16>) -> tensor<64x4095xbf16> {
+  %0 = fusion.kernel row_reduction "staged_shifted" (%x) {plan = #fusion.plan<rows, threads = 64, vector = 8, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4095xbf16>) -> tensor<64x4095xbf16> {
+  ^bb0(%a: tensor<64x4095xbf16>):
+    %c = fusion.convert %a : tensor<64x4095xbf16> to tensor<64x4095xf32>
+    %m = fusion.reduce_max %c axes = [1] keep_dims : tensor<64x4095xf32> -> tensor<64x1xf32>
+    %d = fusion.sub %c, %m : (tensor<64x4095xf32>, tensor<64x1xf32>) -> tensor<64x4095xf32>
+    %e = fusion.exp %d : tensor<64x4095xf32>
+    %s = fusion.reduce_sum %e axes = [1] keep_dims : tensor<64x4095xf32> -> tensor<64x1xf32>
+    %y = fusion.div %e, %s : (tensor<64x4095xf32>, tensor<64x1xf32>) -> tensor<64x4095xf32>
+    %r = fusion.convert %y : tensor<64x4095xf32> to tensor<64x4095xbf16>
+    fusion.yield %r : tensor<64x4095xbf16>
+  }
+  return %0 : tensor<64x4095xbf16>
 }

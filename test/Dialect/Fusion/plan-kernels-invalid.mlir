@@ -237,10 +237,25 @@ func.func @attention_tiles_wide_d128(%q: tensor<4x256x128xbf16>, %k: tensor<4x?x
 
 // -----
 
-// Staged rows are whole vectors: a width no vector divides is not copied.
-func.func @rows_staged_odd(%x: tensor<64x4095xbf16>) -> tensor<64xf32> {
-  // expected-error @+1 {{plan does not fit: staged rows are whole vectors of a static width}}
-  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 128, vector = 8, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4095xbf16>) -> tensor<64xf32> {
+// Staged rows are vectors: rows read element by element are not copied.
+func.func @rows_staged_elements(%x: tensor<64x4095xbf16>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: staged rows are whole or shifted vectors of a static width}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 128, vector = 1, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4095xbf16>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64x4095xbf16>):
+    %c = fusion.convert %a : tensor<64x4095xbf16> to tensor<64x4095xf32>
+    %s = fusion.reduce_sum %c axes = [1] : tensor<64x4095xf32> -> tensor<64xf32>
+    fusion.yield %s : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// A row in shifted vectors copies whole vectors, so they are 16-byte
+// multiples: 4 bf16 elements are 8 bytes.
+func.func @rows_staged_shifted_small_vectors(%x: tensor<64x4095xbf16>) -> tensor<64xf32> {
+  // expected-error @+1 {{plan does not fit: staged rows in shifted vectors copy whole 16-byte chunks (a vector of 4 elements of input 0 is not)}}
+  %0 = fusion.kernel row_reduction (%x) {plan = #fusion.plan<rows, threads = 128, vector = 4, row = staged, cluster = 1, passes = [1]>} : (tensor<64x4095xbf16>) -> tensor<64xf32> {
   ^bb0(%a: tensor<64x4095xbf16>):
     %c = fusion.convert %a : tensor<64x4095xbf16> to tensor<64x4095xf32>
     %s = fusion.reduce_sum %c axes = [1] : tensor<64x4095xf32> -> tensor<64xf32>

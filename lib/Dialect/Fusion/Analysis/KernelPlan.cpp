@@ -435,8 +435,10 @@ int64_t fusion::getStagedRowBytes(KernelOp kernel, const RowKernelShape &row,
 
 /// Why a row kernel cannot stage its rows under `plan` on `target` (empty
 /// when it can): bulk copies need sm_90, 16-byte aligned sources and sizes
-/// that are multiples of 16 bytes (so whole vectors of a static width), and
-/// the parts must fit kMaxStagedRowBytes.
+/// that are multiples of 16 bytes (so vectors of a static width: whole, and
+/// then parts of whole 16-byte chunks, or shifted, whose copies start and
+/// end on vector boundaries of 16-byte multiples), and the parts must fit
+/// kMaxStagedRowBytes.
 static std::string whyNotStagedRows(KernelOp kernel, const RowKernelShape &row,
                                     KernelPlanAttr plan,
                                     const GpuTarget &target) {
@@ -444,13 +446,18 @@ static std::string whyNotStagedRows(KernelOp kernel, const RowKernelShape &row,
     return "staged rows need bulk copies, sm_90 or later (" + target.chip +
            " has none)";
   int64_t h = row.rowShape.back();
-  if (ShapedType::isDynamic(h) || hasShiftedRowVectors(plan, h) ||
-      plan.getVector() == 1)
-    return "staged rows are whole vectors of a static width";
+  if (ShapedType::isDynamic(h) || plan.getVector() == 1)
+    return "staged rows are whole or shifted vectors of a static width";
+  bool shifted = hasShiftedRowVectors(plan, h);
   int64_t part = getRowPart(plan, h);
   for (unsigned input : getStagedRowInputs(kernel, row)) {
     BlockArgument arg = kernel.getBodyBlock().getArgument(input);
-    if (bytesOf(arg, h) % 16 != 0 || bytesOf(arg, part) % 16 != 0)
+    if (shifted && bytesOf(arg, plan.getVector()) % 16 != 0)
+      return "staged rows in shifted vectors copy whole 16-byte chunks (a "
+             "vector of " +
+             std::to_string(plan.getVector()) + " elements of input " +
+             std::to_string(input) + " is not)";
+    if (!shifted && (bytesOf(arg, h) % 16 != 0 || bytesOf(arg, part) % 16 != 0))
       return "staged rows copy rows and parts of whole 16-byte chunks (a "
              "part of " +
              std::to_string(part) + " elements of input " +

@@ -116,7 +116,7 @@ def variants(args):
                     [sys.executable, os.path.join(ROOT, "scripts", "plan-variants.py"),
                      source, "-o", out, "--threads", THREADS,
                      "--clusters", CLUSTERS if h else "1",
-                     "--streamed", *(["--staged"] if whole else []),
+                     "--streamed", *(["--staged"] if h else []),
                      "--vectors", vectors, "--build", args.build],
                     check=True, stdout=subprocess.DEVNULL)
                 body = open(out).read()

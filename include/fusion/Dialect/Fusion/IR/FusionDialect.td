@@ -160,7 +160,7 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
     - `row`: where a row kernel keeps its row between passes (`registers`:
       loaded once; `streamed`: every pass reads it again; `staged`: each
       block's part copied into shared memory once by bulk copies, sm_90 and
-      later, whole vectors of a static width); for
+      later, whole or shifted vectors of a static width); for
       `attention_rows`, how the rows of K and V reach the lanes (`staged`:
       TMA copies each step's rows into a pipeline of shared-memory stages,
       sm_90 and later; `none`: each lane loads its share from global
