@@ -68,14 +68,22 @@ def main():
                                      rep=args.rep, return_mode="median")
         results.append(dict(function=name, ms=ms, gbs=nbytes / ms / 1e6))
         print(f"{name:40} {ms * 1e3:9.1f} us {nbytes / ms / 1e6:7.0f} GB/s", flush=True)
-    with open(os.path.join(os.environ.get("OUT", "."), "plan_sweep.json"), "w") as f:
-        json.dump(dict(device=torch.cuda.get_device_name(),
-                       library=os.path.basename(args.library), results=results,
-                       checks=checks), f, indent=1)
+        # Written as it goes, so that a run stopped by a time limit keeps
+        # what it measured.
+        if len(results) % 100 == 0:
+            write_results(args.library, results, checks)
+    write_results(args.library, results, checks)
     if args.check:
         failed = sum(not c["ok"] for c in checks)
         print(f"checks: {len(checks) - failed} passed, {failed} failed")
         sys.exit(1 if failed else 0)
+
+
+def write_results(library, results, checks):
+    with open(os.path.join(os.environ.get("OUT", "."), "plan_sweep.json"), "w") as f:
+        json.dump(dict(device=torch.cuda.get_device_name(),
+                       library=os.path.basename(library), results=results,
+                       checks=checks), f, indent=1)
 
 
 def row_sample_reference(name, xs):

@@ -85,3 +85,41 @@ func.func @column_mean_split(%x: tensor<?x8xbf16>) -> tensor<1x8xbf16> {
   }
   return %0 : tensor<1x8xbf16>
 }
+
+// -----
+
+// Columns read as scalars (an odd width): each thread loads 32 rows of
+// 2-byte elements a step, the 64 bytes in flight that 4 rows of 16-byte
+// vectors give. With an f32 input beside it, 16 rows.
+// CHECK-LABEL: func.func @column_sum_scalars
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c256{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK-COUNT-32: memref.load %{{.+}} : memref<64x33xbf16>
+// CHECK-NOT: memref.load %{{.+}} : memref<64x33xbf16>
+// CHECK: scf.yield
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c8{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK: memref.load %{{.+}} : memref<64x33xbf16>
+// CHECK-LABEL: func.func @column_sum_scalars_mixed
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c128{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK-COUNT-16: memref.load %{{.+}} : memref<64x33xf32>
+// CHECK-NOT: memref.load %{{.+}} : memref<64x33xf32>
+// CHECK: scf.yield
+func.func @column_sum_scalars(%x: tensor<64x33xbf16>) -> tensor<33xf32> {
+  %0 = fusion.kernel column_reduction "column_sum_scalars" (%x) {plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, passes = [1]>} : (tensor<64x33xbf16>) -> tensor<33xf32> {
+  ^bb0(%a: tensor<64x33xbf16>):
+    %f = fusion.convert %a : tensor<64x33xbf16> to tensor<64x33xf32>
+    %s = fusion.reduce_sum %f axes = [0] : tensor<64x33xf32> -> tensor<33xf32>
+    fusion.yield %s : tensor<33xf32>
+  }
+  return %0 : tensor<33xf32>
+}
+
+func.func @column_sum_scalars_mixed(%x: tensor<64x33xbf16>, %y: tensor<64x33xf32>) -> tensor<33xf32> {
+  %0 = fusion.kernel column_reduction "column_sum_scalars_mixed" (%x, %y) {plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, passes = [1, 1]>} : (tensor<64x33xbf16>, tensor<64x33xf32>) -> tensor<33xf32> {
+  ^bb0(%a: tensor<64x33xbf16>, %c: tensor<64x33xf32>):
+    %f = fusion.convert %a : tensor<64x33xbf16> to tensor<64x33xf32>
+    %p = fusion.add %f, %c : tensor<64x33xf32>
+    %s = fusion.reduce_sum %p axes = [0] : tensor<64x33xf32> -> tensor<33xf32>
+    fusion.yield %s : tensor<33xf32>
+  }
+  return %0 : tensor<33xf32>
+}
