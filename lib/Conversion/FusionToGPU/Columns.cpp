@@ -26,26 +26,10 @@ using namespace mlir::fusion::codegen;
 
 namespace {
 
-/// Bytes of each input a thread loads per step: independent loads in
-/// flight, 4 rows of 16-byte vectors (H200, 2026-11-30: one row a step held
-/// a 16384 x 4096 bf16 column sum at 2509 GB/s, 59% of copy). Narrower
-/// loads (columns read as scalars) take more rows a step for the same
-/// bytes, up to kMaxUnrolledRows.
-constexpr int64_t kStepBytes = 64;
-constexpr int64_t kMinUnrolledRows = 4;
-constexpr int64_t kMaxUnrolledRows = 32;
-
-/// Rows a thread loads per step: kStepBytes of its widest input's loads.
-int64_t getUnrolledRows(KernelOp kernel, int64_t width) {
-  int64_t bytes = 1;
-  for (Value input : kernel.getInputs()) {
-    Type element = getElementTypeOrSelf(input.getType());
-    if (element.isIntOrFloat())
-      bytes = std::max<int64_t>(bytes, element.getIntOrFloatBitWidth() / 8);
-  }
-  return std::clamp<int64_t>(kStepBytes / (width * bytes), kMinUnrolledRows,
-                             kMaxUnrolledRows);
-}
+/// Rows a thread loads per step: independent loads in flight (H200,
+/// 2026-11-30: one row a step held a 16384 x 4096 bf16 column sum at 2509
+/// GB/s, 59% of copy).
+constexpr int64_t kUnrolledRows = 4;
 
 class ColumnsSweep : public ReductionSweep {
 public:
@@ -135,8 +119,8 @@ LogicalResult ColumnsSweep::emitPartials(OpBuilder &b,
             b, loc, active, arith::AddIOp::create(b, loc, rowBegin, rowThread),
             rowEnd);
         FailureOr<SmallVector<Value>> partials = accumulate(
-            b, firstRow, rowEnd, rowThreads, getUnrolledRows(kernel, width),
-            init, width > 1, [&](OpBuilder &b, Value row) {
+            b, firstRow, rowEnd, rowThreads, kUnrolledRows, init, width > 1,
+            [&](OpBuilder &b, Value row) {
               return pointAt(b, *s, column, row);
             });
         if (failed(partials))
