@@ -68,9 +68,10 @@ func.func @elements_only(%x: tensor<256x4096xbf16>) -> tensor<256x4095xbf16> {
 }
 
 // GPT-2's vocabulary (50257), a softmax in bf16 (ThreePass): the table
-// holds it in shifted vectors in a cluster of 4, the rule in elements.
+// stages it in shared memory in shifted vectors, one block of 512
+// threads; the rule holds it in elements in a cluster of 4.
 // CHECK-LABEL: func @vocabulary
-// CHECK: plan = #fusion.plan<cluster_rows, threads = 128, vector = 8, row = registers, cluster = 4, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 512, vector = 8, row = staged, cluster = 1, passes = [1]>
 // RULE-LABEL: func @vocabulary
 // RULE: plan = #fusion.plan<cluster_rows, threads = 128, vector = 1, row = registers, cluster = 4, passes = [1]>
 func.func @vocabulary(%x: tensor<256x50257xbf16>) -> tensor<256x50257xbf16> {
@@ -166,9 +167,9 @@ func.func @narrow(%x: tensor<256x512xbf16>) -> tensor<256x512xbf16> {
 }
 
 // 4100 (shifted vectors) between the samples 4095 and 16383: the entry of
-// 16383, the first at least as wide.
+// 16383, the first at least as wide (staged, 64 threads).
 // CHECK-LABEL: func @between_samples
-// CHECK: plan = #fusion.plan<rows, threads = 256, vector = 8, row = registers, cluster = 1, passes = [1]>
+// CHECK: plan = #fusion.plan<rows, threads = 64, vector = 8, row = staged, cluster = 1, passes = [1]>
 // RULE-LABEL: func @between_samples
 // RULE: plan = #fusion.plan<rows, threads = 128, vector = 8, row = registers, cluster = 1, passes = [1]>
 func.func @between_samples(%x: tensor<256x4100xbf16>) -> tensor<256x4100xbf16> {
