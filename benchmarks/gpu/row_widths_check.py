@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The row kernels of row_widths.py whose names contain a pattern, each
+"""The row kernels of row_widths.py whose names contain a pattern (any of
+several), each
 checked against PyTorch in float64 as run_checks.py does (fresh inputs,
 outputs poisoned first by the debug loader, every element held to the
 type's tolerance), in a process small enough for the sanitizers:
@@ -24,11 +25,11 @@ from run_checks import TOLERANCE, inputs_for, rel_error, worst_error  # noqa: E4
 
 
 def main():
-    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
+    patterns = sys.argv[1:] or [""]
     module = cuda.load(os.path.join(here, "row_widths.fused.so"), debug=True)
     checked = failed = 0
     for name, fn in module.functions.items():
-        if pattern not in name:
+        if not any(p in name for p in patterns):
             continue
         xs = inputs_for(fn, name)
         outs = fn(*xs)
