@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The row kernels of row_widths.py whose names contain a pattern (any of
-several), each
-checked against PyTorch in float64 as run_checks.py does (fresh inputs,
-outputs poisoned first by the debug loader, every element held to the
-type's tolerance), in a process small enough for the sanitizers:
+"""The row kernels of row_widths.py whose names contain any of the given
+patterns, each checked against PyTorch in float64 as run_checks.py does
+(fresh inputs, outputs poisoned first by the debug loader, every element
+held to the type's tolerance), in a process small enough for the
+sanitizers:
 
     compute-sanitizer --tool racecheck python3 row_widths_check.py _many
 
