@@ -3,7 +3,9 @@ workloads: elementwise sizes that are not a multiple of the vector width
 (vector body and scalar tail), wide rows split over a cluster (a per-row
 output, mean reductions) and one too wide to split (streamed), tiled
 matmul with an epilogue and ragged edges, column reductions (odd width,
-several and middle axes, dynamic rows, two in one hand-written kernel),
+read over segments of rows where whole segments fit, element by element
+where they do not; several and middle axes, dynamic rows, two in one
+hand-written kernel),
 reductions split over blocks (over all axes, outer and inner axes, a few
 rows too long for a cluster); rows of
 dynamic length (streamed, sizes 0 and 1 included) and a row reduction fed
@@ -125,6 +127,23 @@ func.func @column_dynamic(%x: tensor<?x33xf32>, %w: tensor<33xf32>) -> tensor<33
   %1 = fusion.reduce_sum %0 axes = [0] : tensor<?x33xf32> -> tensor<33xf32>
   return %1 : tensor<33xf32>
 }
+func.func @column_mean_odd(%x: tensor<8x5x33xbf16>) -> tensor<1x1x33xbf16> {
+  %0 = fusion.reduce_mean %x axes = [0, 1] keep_dims : tensor<8x5x33xbf16> -> tensor<1x1x33xbf16>
+  return %0 : tensor<1x1x33xbf16>
+}
+func.func @column_max_odd(%x: tensor<24x1023xbf16>) -> tensor<1023xbf16> {
+  %0 = fusion.reduce_max %x axes = [0] : tensor<24x1023xbf16> -> tensor<1023xbf16>
+  return %0 : tensor<1023xbf16>
+}
+func.func @column_scaled_odd(%x: tensor<4096x999xf32>, %s: tensor<1x1xf32>) -> tensor<999xf32> {
+  %0 = fusion.mul %x, %s : (tensor<4096x999xf32>, tensor<1x1xf32>) -> tensor<4096x999xf32>
+  %1 = fusion.reduce_sum %0 axes = [0] : tensor<4096x999xf32> -> tensor<999xf32>
+  return %1 : tensor<999xf32>
+}
+func.func @column_rows_unsegmented(%x: tensor<7x4095xbf16>) -> tensor<4095xbf16> {
+  %0 = fusion.reduce_sum %x axes = [0] : tensor<7x4095xbf16> -> tensor<4095xbf16>
+  return %0 : tensor<4095xbf16>
+}
 func.func @max_outer_inner(%x: tensor<5x300x24xbf16>) -> tensor<300xbf16> {
   %0 = fusion.reduce_max %x axes = [0, 2] : tensor<5x300x24xbf16> -> tensor<300xbf16>
   return %0 : tensor<300xbf16>
@@ -162,6 +181,16 @@ func.func @column_sum_max(%x: tensor<2000x64xbf16>) -> (tensor<64xf32>, tensor<6
     fusion.yield %s, %m : tensor<64xf32>, tensor<64xf32>
   }
   return %0#0, %0#1 : tensor<64xf32>, tensor<64xf32>
+}
+func.func @column_sum_max_odd(%x: tensor<2000x63xbf16>) -> (tensor<63xf32>, tensor<63xf32>) {
+  %0:2 = fusion.kernel column_reduction "column_sum_max_odd_k0" (%x) : (tensor<2000x63xbf16>) -> (tensor<63xf32>, tensor<63xf32>) {
+  ^bb0(%a: tensor<2000x63xbf16>):
+    %f = fusion.convert %a : tensor<2000x63xbf16> to tensor<2000x63xf32>
+    %s = fusion.reduce_sum %f axes = [0] : tensor<2000x63xf32> -> tensor<63xf32>
+    %m = fusion.reduce_max %f axes = [0] : tensor<2000x63xf32> -> tensor<63xf32>
+    fusion.yield %s, %m : tensor<63xf32>, tensor<63xf32>
+  }
+  return %0#0, %0#1 : tensor<63xf32>, tensor<63xf32>
 }
 func.func @reshape_heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>) {
   %e = fusion.exp %x : tensor<2x64x256xbf16>
@@ -264,8 +293,16 @@ def reference(name, *xs):
         return (x[0].amax((0, 2)),)
     if name == "sum_long_rows":
         return (x[0].sum(1, keepdim=True),)
-    if name == "column_sum_max":
+    if name in ("column_sum_max", "column_sum_max_odd"):
         return (x[0].sum(0), x[0].amax(0))
+    if name == "column_mean_odd":
+        return (x[0].mean((0, 1), keepdim=True),)
+    if name == "column_max_odd":
+        return (x[0].amax(0),)
+    if name == "column_scaled_odd":
+        return ((x[0] * x[1]).sum(0),)
+    if name == "column_rows_unsegmented":
+        return (x[0].sum(0),)
     if name == "softmax_dynamic":
         return (torch.softmax(x[0], -1),)
     if name.startswith("decode_"):

@@ -6,6 +6,7 @@ and writes results.json into $OUT (or the current directory)."""
 
 import json
 import os
+import re
 import sys
 
 import torch
@@ -86,7 +87,15 @@ def inputs_for(fn, name, rows=None, shapes=None):
 
 
 def main():
-    scale = sys.argv[1] if len(sys.argv) > 1 else "small"
+    # run_checks.py [small|full] [--only REGEX]: with --only, the functions
+    # whose names match (re.search) alone.
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = re.compile(args[i + 1])
+        del args[i:i + 2]
+    scale = args[0] if args else "small"
     results, lines = [], []
     # The workloads and the reduction workloads at this scale; with the
     # small scale, the codegen cases and the rows at edge widths.
@@ -97,7 +106,8 @@ def main():
                        codegen_cases.MISMATCHES))
         suites.append(("row_widths", row_widths.reference, {}, {}, True))
     for stem, reference, shapes, mismatches, *elementwise in suites:
-        check_suite(stem, reference, shapes, mismatches, results, lines, *elementwise)
+        check_suite(stem, reference, shapes, mismatches, results, lines, *elementwise,
+                    only=only)
     out_dir = os.environ.get("OUT", ".")
     with open(os.path.join(out_dir, f"checks_{scale}.json"), "w") as f:
         json.dump(results, f, indent=1)
@@ -108,7 +118,8 @@ def main():
     sys.exit(1 if failed else 0)
 
 
-def check_suite(stem, reference, shapes, mismatches, results, lines, elementwise=False):
+def check_suite(stem, reference, shapes, mismatches, results, lines, elementwise=False,
+                only=None):
     """With `elementwise`, every element is also held to the tolerance
     (worst_error) as well as the whole output."""
     def error(out, ref):
@@ -119,6 +130,8 @@ def check_suite(stem, reference, shapes, mismatches, results, lines, elementwise
                           debug=True)
                for fuse in (True, False)}
     for name, fn in modules[True].functions.items():
+        if only and not only.search(name):
+            continue
         calls = [(None, None)]
         if name in shapes:
             calls = [(None, s) for s in shapes[name]]

@@ -10,6 +10,12 @@
 // block of a tile folds them) are ReductionSweep's. Every input element is
 // read once.
 //
+// Columns of a size K no vector divides (getColumnSegmentRows) are read
+// over segments of g rows: rows of g * K columns, in aligned vectors of the
+// flat operand, each lane's columns the same in every segment. The sweep
+// leaves each segment column's totals in a scratch buffer, and a second
+// launch folds the g totals of each column, in order, into the outputs.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ReductionSweep.h"
@@ -19,6 +25,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -38,6 +45,9 @@ public:
       : ColumnsSweep(loc, kernel, plan, buffers, shape,
                      getColumnLanes(plan, shape)) {}
 
+  /// The sweep, and over segments the fold of their totals around it.
+  LogicalResult run(OpBuilder &b);
+
 private:
   ColumnsSweep(Location loc, KernelOp kernel, KernelPlanAttr plan,
                const KernelBuffers &buffers, const ReductionKernelShape &shape,
@@ -46,10 +56,19 @@ private:
                        /*groupLanes=*/lanes,
                        /*rangeUnit=*/plan.getThreads() / lanes),
         width(plan.getVector()), threads(plan.getThreads()), lanes(lanes),
-        rowThreads(threads / lanes) {}
+        rowThreads(threads / lanes),
+        segmentRows(getColumnSegmentRows(plan, shape)) {}
 
   LogicalResult emitPartials(OpBuilder &b,
                              const SweepWorkspace *workspace) override;
+  /// Over segments: a segment's rows are one row of segmentRows * K columns.
+  FailureOr<SweepSpace> space(OpBuilder &b) override;
+  /// Over segments: the totals of a segment's columns go to `segmentTotals`.
+  void writeTotals(OpBuilder &b, const SweepSpace &s, Value output,
+                   ArrayRef<Value> totals) override;
+  /// The second launch over segments: each column's segmentRows totals,
+  /// folded in order, into the outputs.
+  LogicalResult emitSegmentFold(OpBuilder &b);
   Value groupsOf(OpBuilder &b, const SweepSpace &s) override {
     return tilesOf(b, s);
   }
@@ -62,9 +81,112 @@ private:
   }
 
   int64_t width, threads, lanes, rowThreads;
+  /// Rows read as one (1: columns in whole vectors).
+  int64_t segmentRows;
+  /// Over segments: each reduction's totals of the segment columns, f32.
+  Value segmentTotals;
 };
 
 } // namespace
+
+LogicalResult ColumnsSweep::run(OpBuilder &b) {
+  if (segmentRows == 1)
+    return emit(b);
+  FailureOr<SweepSpace> s = space(b);
+  if (failed(s))
+    return failure();
+  for (Value input : buffers.inputs)
+    flatInputs.push_back(cast<MemRefType>(input.getType()).getShape() ==
+                                 shape.shape
+                             ? collapseToFlat(b, loc, input)
+                             : input);
+  segmentTotals = allocateScratch(
+      b, loc, b.getF32Type(),
+      arith::MulIOp::create(b, loc, s->outputs,
+                            indexConst(b, loc, shape.reductions.size())),
+      /*zeroed=*/false);
+  if (failed(emit(b)) || failed(emitSegmentFold(b)))
+    return failure();
+  releaseScratch(b, loc, segmentTotals);
+  return success();
+}
+
+FailureOr<SweepSpace> ColumnsSweep::space(OpBuilder &b) {
+  FailureOr<SweepSpace> s = ReductionSweep::space(b);
+  if (failed(s) || segmentRows == 1)
+    return s;
+  Value rows = indexConst(b, loc, segmentRows);
+  s->outputs = arith::MulIOp::create(b, loc, s->outputs, rows);
+  s->elements = arith::DivUIOp::create(b, loc, s->elements, rows);
+  s->kept = {s->outputs};
+  s->reduced = {s->elements};
+  s->ranges = rangesOf(b, s->elements);
+  return s;
+}
+
+void ColumnsSweep::writeTotals(OpBuilder &b, const SweepSpace &s, Value output,
+                               ArrayRef<Value> totals) {
+  if (segmentRows == 1) {
+    writeOutputs(b, s, output, totals);
+    return;
+  }
+  for (auto [ordinal, total] : llvm::enumerate(totals))
+    storePartial(b, total, segmentTotals,
+                 arith::AddIOp::create(
+                     b, loc,
+                     arith::MulIOp::create(b, loc, indexConst(b, loc, ordinal),
+                                           s.outputs),
+                     output));
+}
+
+LogicalResult ColumnsSweep::emitSegmentFold(OpBuilder &b) {
+  FailureOr<SweepSpace> host = ReductionSweep::space(b);
+  if (failed(host))
+    return failure();
+  Value blocks = arith::CeilDivUIOp::create(b, loc, host->outputs,
+                                            indexConst(b, loc, threads));
+  return emitLaunch(
+      b, loc, kernel, blocks, threads,
+      [&](OpBuilder &b, const LaunchIds &ids) -> LogicalResult {
+        FailureOr<SweepSpace> s = ReductionSweep::space(b);
+        if (failed(s))
+          return failure();
+        Value column = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, ids.block,
+                                  indexConst(b, loc, threads)),
+            ids.thread);
+        Value segmentColumns = arith::MulIOp::create(
+            b, loc, s->outputs, indexConst(b, loc, segmentRows));
+        emitIf(b, loc,
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
+                                     s->outputs),
+               [&] {
+                 SmallVector<Value> totals = identities(b, b.getF32Type());
+                 for (auto [ordinal, reduction] :
+                      llvm::enumerate(shape.reductions)) {
+                   Value first = arith::AddIOp::create(
+                       b, loc,
+                       arith::MulIOp::create(
+                           b, loc, indexConst(b, loc, ordinal), segmentColumns),
+                       column);
+                   for (int64_t row = 0; row < segmentRows; ++row) {
+                     Value at = arith::AddIOp::create(
+                         b, loc, first,
+                         arith::MulIOp::create(b, loc, s->outputs,
+                                               indexConst(b, loc, row)));
+                     totals[ordinal] = buildReductionCombine(
+                         b, loc, reduction, totals[ordinal],
+                         memref::LoadOp::create(b, loc, segmentTotals, at));
+                   }
+                 }
+                 writeOutputs(b, *s, column, totals);
+               });
+        return success();
+      },
+      /*shared=*/{}, /*clusterBlocks=*/0, /*dynamicShared=*/0,
+      /*nameSuffix=*/"_segments");
+}
 
 LogicalResult ColumnsSweep::emitPartials(OpBuilder &b,
                                          const SweepWorkspace *workspace) {
@@ -120,8 +242,13 @@ LogicalResult ColumnsSweep::emitPartials(OpBuilder &b,
             rowEnd);
         FailureOr<SmallVector<Value>> partials = accumulate(
             b, firstRow, rowEnd, rowThreads, kUnrolledRows, init, width > 1,
-            [&](OpBuilder &b, Value row) {
-              return pointAt(b, *s, column, row);
+            [&](OpBuilder &b, Value row) -> SmallVector<Value> {
+              if (segmentRows == 1)
+                return pointAt(b, *s, column, row);
+              // The flat offset: segment `row`, segment column `column`.
+              return {arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, row, s->outputs),
+                  column)};
             });
         if (failed(partials))
           return failure();
@@ -156,5 +283,5 @@ LogicalResult codegen::emitColumns(OpBuilder &b, Location loc, KernelOp kernel,
     misfit = "the innermost axis is reduced";
   if (failed(shape) || shape->reducesInnermost())
     return kernel.emitOpError("cannot run as columns: ") << misfit;
-  return ColumnsSweep(loc, kernel, plan, buffers, *shape).emit(b);
+  return ColumnsSweep(loc, kernel, plan, buffers, *shape).run(b);
 }

@@ -44,21 +44,9 @@ static LogicalResult emitFlatElementwise(OpBuilder &b, Location loc,
         Value bid = ids.block, tid = ids.thread, grid = ids.grid;
         auto flatten = [&](Value buffer) -> Value {
           auto type = cast<MemRefType>(buffer.getType());
-          if (type.getShape() != outType.getShape() || type.getRank() == 1)
+          if (type.getShape() != outType.getShape())
             return buffer;
-          ReassociationIndices all =
-              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-          // Dynamic if any size is (even beside a 0), as the verifier
-          // requires; the inferred type would be a static 0.
-          int64_t flatSize = 1;
-          for (int64_t d : type.getShape())
-            flatSize =
-                ShapedType::isDynamic(d) || ShapedType::isDynamic(flatSize)
-                    ? ShapedType::kDynamic
-                    : flatSize * d;
-          auto flatType = MemRefType::get({flatSize}, type.getElementType());
-          return memref::CollapseShapeOp::create(
-              b, loc, flatType, buffer, ArrayRef<ReassociationIndices>{all});
+          return collapseToFlat(b, loc, buffer);
         };
         SmallVector<Value> inputs =
             llvm::map_to_vector(buffers.inputs, flatten);

@@ -55,6 +55,24 @@ Value codegen::product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   return p;
 }
 
+Value codegen::collapseToFlat(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getRank() == 1)
+    return buffer;
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  // Dynamic if any size is (even beside a 0), as the verifier requires;
+  // the inferred type would be a static 0.
+  int64_t flatSize = 1;
+  for (int64_t d : type.getShape())
+    flatSize = ShapedType::isDynamic(d) || ShapedType::isDynamic(flatSize)
+                   ? ShapedType::kDynamic
+                   : flatSize * d;
+  auto flatType = MemRefType::get({flatSize}, type.getElementType());
+  return memref::CollapseShapeOp::create(b, loc, flatType, buffer,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
 LogicalResult codegen::emitLaunch(
     OpBuilder &b, Location loc, KernelOp kernel, Value blocks, int64_t threads,
     function_ref<LogicalResult(OpBuilder &, const LaunchIds &)> body,

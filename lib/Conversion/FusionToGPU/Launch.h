@@ -37,6 +37,10 @@ SmallVector<Value> sizesOf(OpBuilder &b, Location loc, Value buffer);
 
 Value product(OpBuilder &b, Location loc, ArrayRef<Value> values);
 
+/// `buffer` (identity layout) collapsed to one dimension, read at flat
+/// offsets.
+Value collapseToFlat(OpBuilder &b, Location loc, Value buffer);
+
 /// Where a launch body runs: block and thread ids along x, the grid size,
 /// and the workgroup (shared) buffers asked for.
 struct LaunchIds {

@@ -54,13 +54,17 @@ FailureOr<SweepSpace> ReductionSweep::space(OpBuilder &b) {
   }
   s.outputs = product(b, loc, s.kept);
   s.elements = product(b, loc, s.reduced);
-  Value steps = arith::CeilDivUIOp::create(b, loc, s.elements,
+  s.ranges = rangesOf(b, s.elements);
+  return s;
+}
+
+Value ReductionSweep::rangesOf(OpBuilder &b, Value elements) {
+  Value steps = arith::CeilDivUIOp::create(b, loc, elements,
                                            indexConst(b, loc, rangeUnit));
-  s.ranges = arith::MaxUIOp::create(
+  return arith::MaxUIOp::create(
       b, loc, indexConst(b, loc, 1),
       arith::MinUIOp::create(b, loc, steps,
                              indexConst(b, loc, plan.getSplit())));
-  return s;
 }
 
 SmallVector<Value> ReductionSweep::pointAt(OpBuilder &b, const SweepSpace &s,
@@ -96,8 +100,11 @@ FailureOr<SmallVector<Value>> ReductionSweep::accumulate(
       b, loc, from, to, stride, unrolled, init,
       [&](OpBuilder &b, ArrayRef<Value> elements,
           ValueRange accs) -> FailureOr<SmallVector<Value>> {
-        PointEvaluator evaluator(b, loc, kernel, buffers.inputs,
-                                 plan.getVector());
+        bool flat = !flatInputs.empty();
+        PointEvaluator evaluator(b, loc, kernel,
+                                 flat ? ArrayRef<Value>(flatInputs)
+                                      : ArrayRef<Value>(buffers.inputs),
+                                 plan.getVector(), flat);
         // Every load of the step first, then the combines in element order.
         SmallVector<SmallVector<Value>> values(shape.reductions.size());
         for (Value element : elements) {
@@ -215,7 +222,7 @@ void ReductionSweep::writeOutputs(OpBuilder &b, const SweepSpace &s,
       Value count = arith::UIToFPOp::create(
           b, loc, b.getF32Type(),
           arith::IndexCastUIOp::create(b, loc, b.getI64Type(), s.elements));
-      if (partialWidth > 1)
+      if (isa<VectorType>(total.getType()))
         count = vector::BroadcastOp::create(b, loc, total.getType(), count);
       total = arith::DivFOp::create(b, loc, total, count);
     }
@@ -276,7 +283,7 @@ void ReductionSweep::finishGroup(OpBuilder &b, const SweepSpace &s,
                                  Value holders, Value thread, Value exists,
                                  ArrayRef<Value> totals) {
   if (!workspace) {
-    emitIf(b, loc, holders, [&] { writeOutputs(b, s, output, totals); });
+    emitIf(b, loc, holders, [&] { writeTotals(b, s, output, totals); });
     return;
   }
   emitIf(b, loc, holders, [&] {
@@ -343,7 +350,7 @@ void ReductionSweep::finishGroup(OpBuilder &b, const SweepSpace &s,
                                   s.outputs),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rowThread,
                                   zero)));
-    emitIf(b, loc, writes, [&] { writeOutputs(b, s, output, folded); });
+    emitIf(b, loc, writes, [&] { writeTotals(b, s, output, folded); });
   }
 }
 

@@ -75,7 +75,23 @@ protected:
   /// split_reduction: outputs).
   virtual Value groupsOf(OpBuilder &b, const SweepSpace &s) = 0;
 
-  FailureOr<SweepSpace> space(OpBuilder &b);
+  /// The space the blocks sweep (columns over segments of rows override
+  /// it); ranges from rangesOf.
+  virtual FailureOr<SweepSpace> space(OpBuilder &b);
+  /// The ranges `elements` are cut into at run time: the plan's split, no
+  /// more than there are steps of `rangeUnit`, at least one.
+  Value rangesOf(OpBuilder &b, Value elements);
+  /// Writes the totals of output `output` (finishGroup's last step):
+  /// writeOutputs, unless a strategy folds them further.
+  virtual void writeTotals(OpBuilder &b, const SweepSpace &s, Value output,
+                           ArrayRef<Value> totals) {
+    writeOutputs(b, s, output, totals);
+  }
+  /// Each reduction's total of output `output` (scalars, or vectors of
+  /// consecutive outputs) into the kernel's outputs, a mean divided by the
+  /// element count of `s`.
+  void writeOutputs(OpBuilder &b, const SweepSpace &s, Value output,
+                    ArrayRef<Value> totals);
   /// The operand index of output `output` and element `element`.
   SmallVector<Value> pointAt(OpBuilder &b, const SweepSpace &s, Value output,
                              Value element);
@@ -134,14 +150,16 @@ protected:
   const KernelBuffers &buffers;
   const ReductionKernelShape &shape;
   int64_t partialWidth, groupLanes, rangeUnit;
+  /// Where accumulate reads points as flat offsets: the inputs with those of
+  /// the operand's shape collapsed to 1-D (columns over segments of rows).
+  /// Empty: points are multi-indices into buffers.inputs.
+  SmallVector<Value> flatInputs;
 
 private:
   /// f32 elements between the partials of one group, reduction and range.
   int64_t groupStride() const;
   Value partialOffset(OpBuilder &b, const SweepSpace &s, Value group,
                       int64_t ordinal, Value range, Value lane);
-  void writeOutputs(OpBuilder &b, const SweepSpace &s, Value output,
-                    ArrayRef<Value> totals);
 };
 
 } // namespace mlir::fusion::codegen

@@ -85,3 +85,34 @@ func.func @column_mean_split(%x: tensor<?x8xbf16>) -> tensor<1x8xbf16> {
   }
   return %0 : tensor<1x8xbf16>
 }
+
+// -----
+
+// Columns no vector divides (30 f32), rows in whole segments of 2: the
+// operand is read flat in aligned vectors over rows of 60 columns, each
+// segment column's totals go to a scratch buffer, and a second launch
+// folds each column's 2 totals in order and divides the mean by all 64
+// rows.
+// CHECK-LABEL: func.func @column_segments
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1]] : memref<64x30xf32> into memref<1920xf32>
+// CHECK: %[[TOTALS:.+]], %{{.+}} = gpu.alloc async
+// CHECK: gpu.launch
+// CHECK-SAME: function(@column_segments)
+// CHECK: vector.load %[[FLAT]][%{{.+}}] {alignment = 16 : i64} : memref<1920xf32>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %[[TOTALS]][%{{.+}}] {{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: function(@column_segments_segments)
+// CHECK-COUNT-2: memref.load %[[TOTALS]]
+// CHECK: %[[COUNT:.+]] = arith.uitofp %{{.+}} : i64 to f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.div.full"(%{{.+}}, %[[COUNT]])
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<30xf32>
+// CHECK: gpu.dealloc async {{.*}} %[[TOTALS]]
+func.func @column_segments(%x: tensor<64x30xf32>) -> tensor<30xf32> {
+  %0 = fusion.kernel column_reduction "column_segments" (%x) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, split = 2, passes = [1]>} : (tensor<64x30xf32>) -> tensor<30xf32> {
+  ^bb0(%a: tensor<64x30xf32>):
+    %e = fusion.exp %a : tensor<64x30xf32>
+    %s = fusion.reduce_mean %e axes = [0] : tensor<64x30xf32> -> tensor<30xf32>
+    fusion.yield %s : tensor<30xf32>
+  }
+  return %0 : tensor<30xf32>
+}

@@ -95,11 +95,28 @@ func.func @plan_elementwise_shapes(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (t
 
 // -----
 
-func.func @plan_columns_vector(%x: tensor<64x30xf32>) -> tensor<30xf32> {
-  // expected-error @+1 {{plan does not fit: vectors of 4 do not divide the innermost size of every input}}
-  %0 = fusion.kernel column_reduction (%x) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<64x30xf32>) -> tensor<30xf32> {
-  ^bb0(%a: tensor<64x30xf32>):
-    %s = fusion.reduce_sum %a axes = [0] : tensor<64x30xf32> -> tensor<30xf32>
+// Vectors that do not divide the columns read segments of rows (here 2
+// rows of 30, 60 elements): 63 rows are not whole segments.
+func.func @plan_columns_vector(%x: tensor<63x30xf32>) -> tensor<30xf32> {
+  // expected-error @+1 {{plan does not fit: vectors of 4 do not divide the innermost size of every input, and its rows cannot be read in segments: its 63 rows are not whole segments of 2}}
+  %0 = fusion.kernel column_reduction (%x) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<63x30xf32>) -> tensor<30xf32> {
+  ^bb0(%a: tensor<63x30xf32>):
+    %s = fusion.reduce_sum %a axes = [0] : tensor<63x30xf32> -> tensor<30xf32>
+    fusion.yield %s : tensor<30xf32>
+  }
+  return %0 : tensor<30xf32>
+}
+
+// -----
+
+// A weight broadcast along the rows has no element at a segment's flat
+// offset.
+func.func @plan_columns_segments_broadcast(%x: tensor<64x30xf32>, %w: tensor<30xf32>) -> tensor<30xf32> {
+  // expected-error @+1 {{plan does not fit: vectors of 4 do not divide the innermost size of every input, and its rows cannot be read in segments: an input is broadcast along the rows}}
+  %0 = fusion.kernel column_reduction (%x, %w) {plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, passes = [1, 1]>} : (tensor<64x30xf32>, tensor<30xf32>) -> tensor<30xf32> {
+  ^bb0(%a: tensor<64x30xf32>, %b: tensor<30xf32>):
+    %p = fusion.mul %a, %b : (tensor<64x30xf32>, tensor<30xf32>) -> tensor<64x30xf32>
+    %s = fusion.reduce_sum %p axes = [0] : tensor<64x30xf32> -> tensor<30xf32>
     fusion.yield %s : tensor<30xf32>
   }
   return %0 : tensor<30xf32>

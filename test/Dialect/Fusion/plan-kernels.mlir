@@ -380,6 +380,34 @@ func.func @column_odd(%x: tensor<1009x77xf32>) -> (tensor<77xf32>, tensor<77xf32
   return %0#0, %0#1 : tensor<77xf32>, tensor<77xf32>
 }
 
+// An odd width whose rows make whole segments: 4 rows of 77 f32 are 77
+// aligned vectors of 4, so 1008 rows are read as 252 rows of 308 columns
+// (77 vectors, 3 tiles; split 176 capped at 252 / (8 x 8) = 4).
+// CHECK-LABEL: func @column_odd_segments
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 4, row = none, cluster = 1, split = 4, passes = [1]>
+func.func @column_odd_segments(%x: tensor<1008x77xf32>) -> tensor<77xf32> {
+  %0 = fusion.kernel column_reduction (%x) : (tensor<1008x77xf32>) -> tensor<77xf32> {
+  ^bb0(%a: tensor<1008x77xf32>):
+    %e = fusion.exp %a : tensor<1008x77xf32>
+    %s = fusion.reduce_sum %e axes = [0] : tensor<1008x77xf32> -> tensor<77xf32>
+    fusion.yield %s : tensor<77xf32>
+  }
+  return %0 : tensor<77xf32>
+}
+
+// Segments need the kept axes innermost: a middle axis reduced (an outer
+// one kept) reads scalars.
+// CHECK-LABEL: func @column_odd_middle
+// CHECK: plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, split = 16, passes = [1]>
+func.func @column_odd_middle(%x: tensor<4x1008x77xf32>) -> tensor<4x77xf32> {
+  %0 = fusion.kernel column_reduction (%x) : (tensor<4x1008x77xf32>) -> tensor<4x77xf32> {
+  ^bb0(%a: tensor<4x1008x77xf32>):
+    %s = fusion.reduce_sum %a axes = [1] : tensor<4x1008x77xf32> -> tensor<4x77xf32>
+    fusion.yield %s : tensor<4x77xf32>
+  }
+  return %0 : tensor<4x77xf32>
+}
+
 // A dynamic row count: split for a full chip (2 tiles, 264 ranges); the
 // lowering uses fewer where the rows are few.
 // CHECK-LABEL: func @column_dynamic

@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -258,10 +259,60 @@ int64_t fusion::getColumnLanes(KernelPlanAttr plan,
   int64_t lanes = std::min<int64_t>(
       32, llvm::bit_floor(static_cast<uint64_t>(plan.getThreads())));
   int64_t kept = productOf(shape.shape, shape.keptDims);
-  if (!ShapedType::isDynamic(kept))
+  if (!ShapedType::isDynamic(kept)) {
+    int64_t columns = kept * getColumnSegmentRows(plan, shape);
     lanes = std::min<int64_t>(lanes, llvm::PowerOf2Ceil(std::max<int64_t>(
-                                         1, kept / plan.getVector())));
+                                         1, columns / plan.getVector())));
+  }
   return lanes;
+}
+
+int64_t fusion::getColumnSegmentRows(KernelPlanAttr plan,
+                                     const ReductionKernelShape &shape) {
+  int64_t kept = productOf(shape.shape, shape.keptDims);
+  int64_t vector = plan.getVector();
+  if (ShapedType::isDynamic(kept) || kept == 0 || kept % vector == 0)
+    return 1;
+  return vector / std::gcd(kept, vector);
+}
+
+std::string fusion::whyNotColumnSegments(KernelOp kernel,
+                                         const ReductionKernelShape &shape,
+                                         int64_t vector) {
+  int64_t rank = shape.shape.size();
+  int64_t keptCount = shape.keptDims.size();
+  for (auto [i, d] : llvm::enumerate(shape.keptDims))
+    if (d != rank - keptCount + static_cast<int64_t>(i))
+      return "its kept axes are not the innermost ones";
+  int64_t kept = productOf(shape.shape, shape.keptDims);
+  int64_t rows = productOf(shape.shape, shape.reducedDims);
+  if (ShapedType::isDynamic(kept) || ShapedType::isDynamic(rows))
+    return "its sizes are dynamic";
+  if (kept == 0 || !llvm::isPowerOf2_64(vector))
+    return "it has no columns";
+  int64_t segment = vector / std::gcd(kept, vector);
+  if (rows % segment != 0)
+    return "its " + std::to_string(rows) + " rows are not whole segments of " +
+           std::to_string(segment);
+  auto readable = [&](Value v) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    return s == shape.shape ||
+           llvm::all_of(s, [](int64_t d) { return d == 1; });
+  };
+  for (Value arg : kernel.getBodyBlock().getArguments())
+    if (!arg.use_empty() && !readable(arg))
+      return "an input is broadcast along the rows";
+  for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+    if (llvm::is_contained(shape.reductions, &op))
+      continue;
+    if (!isa<ConstantOp>(op) && !isElementwiseMath(&op))
+      return "'" + op.getName().getStringRef().str() + "' is not elementwise";
+    if (!llvm::all_of(op.getOperands(), readable) ||
+        !llvm::all_of(op.getResults(), readable))
+      return "'" + op.getName().getStringRef().str() +
+             "' broadcasts along the rows";
+  }
+  return "";
 }
 
 bool fusion::isRowOutput(ArrayRef<int64_t> shape, ArrayRef<int64_t> rowShape) {
@@ -1305,16 +1356,27 @@ planColumns(KernelOp kernel, const PlanOptions &options, std::string &reason) {
   MLIRContext *context = kernel.getContext();
   int64_t width =
       getInnermostVectorWidth(kernel, options.target, columns->shape.back());
+  // Columns of a size no vector divides: whole vectors over segments of
+  // rows where the kernel allows (H200, 2026-12-05: scalar loads held a
+  // 16384 x 4095 bf16 column sum at 51% of copy).
+  int64_t lanesOfInputs = getVectorLanes(kernel, options.target);
+  if (width == 1 && lanesOfInputs > 1 &&
+      whyNotColumnSegments(kernel, *columns, lanesOfInputs).empty())
+    width = lanesOfInputs;
   int64_t kept = productOf(columns->shape, columns->keptDims);
   int64_t rows = productOf(columns->shape, columns->reducedDims);
-  int64_t vectors =
-      ShapedType::isDynamic(kept) ? ShapedType::kDynamic : kept / width;
   SmallVector<int64_t> once(kernel.getInputs().size(), 1);
   auto plan = [&](int64_t split) {
     return KernelPlanAttr::get(context, KernelStrategy::columns, kColumnThreads,
                                width, RowStorage::none,
                                /*cluster=*/1, once, split);
   };
+  // Segments of g rows are rows of g * K columns.
+  int64_t segment = getColumnSegmentRows(plan(1), *columns);
+  int64_t vectors = ShapedType::isDynamic(kept) ? ShapedType::kDynamic
+                                                : kept * segment / width;
+  if (!ShapedType::isDynamic(rows))
+    rows /= segment;
   int64_t lanes = getColumnLanes(plan(1), *columns);
   int64_t rowThreads = kColumnThreads / lanes;
   // Column tiles of a block; a dynamic count is taken to fill the chip.
@@ -1649,9 +1711,14 @@ std::string fusion::checkPlan(KernelOp kernel, KernelPlanAttr plan,
     if (getInnermostVectorWidth(kernel, target, columns->shape.back()) %
             vector !=
         0) {
-      os << "vectors of " << vector
-         << " do not divide the innermost size of every input";
-      return message;
+      std::string why = whyNotColumnSegments(kernel, *columns, vector);
+      if (!why.empty()) {
+        os << "vectors of " << vector
+           << " do not divide the innermost size of every input, and its "
+              "rows cannot be read in segments: "
+           << why;
+        return message;
+      }
     }
     int64_t lanes = getColumnLanes(plan, *columns);
     if (plan.getThreads() % lanes != 0)

@@ -109,8 +109,28 @@ FailureOr<ReductionKernelShape> getReductionKernelShape(KernelOp kernel,
 
 /// Threads of a columns block side by side along the columns of `shape`
 /// (the rest of the block goes down the rows): a warp, or fewer when the
-/// kernel has fewer column vectors of the plan's width.
+/// kernel has fewer column vectors of the plan's width (of a segment's
+/// columns, getColumnSegmentRows).
 int64_t getColumnLanes(KernelPlanAttr plan, const ReductionKernelShape &shape);
+
+/// Rows a columns plan reads as one row of whole vectors: 1 where the
+/// plan's vector divides the kept size K; otherwise (an odd K, say) the
+/// fewest rows g with g * K a multiple of it. A segment of g rows starts on
+/// a vector boundary of the flat operand, so its g * K elements are read
+/// in aligned vectors, each lane's column fixed from segment to segment;
+/// the g partial totals of each column are folded afterwards. The planner
+/// and verifier allow such plans only where whyNotColumnSegments is empty.
+int64_t getColumnSegmentRows(KernelPlanAttr plan,
+                             const ReductionKernelShape &shape);
+
+/// Why the operand of a column reduction kernel cannot be read in flat
+/// segments of rows with vectors of `vector` ("" where it can): the kept
+/// axes must be the innermost ones (a point's flat offset is row * K +
+/// column), the sizes static with whole segments, and every value read
+/// either of the operand's shape or a single element.
+std::string whyNotColumnSegments(KernelOp kernel,
+                                 const ReductionKernelShape &shape,
+                                 int64_t vector);
 
 /// Whether the row strategies write an output of `shape` in a kernel over
 /// rows of `rowShape`: a full row, or one value per row ([R...] or
