@@ -109,7 +109,9 @@ def main():
         check_suite(stem, reference, shapes, mismatches, results, lines, *elementwise,
                     only=only)
     out_dir = os.environ.get("OUT", ".")
-    with open(os.path.join(out_dir, f"checks_{scale}.json"), "w") as f:
+    # (A filtered run's results do not replace the whole run's.)
+    with open(os.path.join(out_dir, f"checks_{scale}{'_only' if only else ''}.json"),
+              "w") as f:
         json.dump(results, f, indent=1)
     print(f"GPU: {torch.cuda.get_device_name()}")
     print("\n".join(lines))
