@@ -127,7 +127,7 @@ FailureOr<SweepSpace> ColumnsSweep::space(OpBuilder &b) {
 void ColumnsSweep::writeTotals(OpBuilder &b, const SweepSpace &s, Value output,
                                ArrayRef<Value> totals) {
   if (segmentRows == 1) {
-    writeOutputs(b, s, output, totals);
+    ReductionSweep::writeTotals(b, s, output, totals);
     return;
   }
   for (auto [ordinal, total] : llvm::enumerate(totals))

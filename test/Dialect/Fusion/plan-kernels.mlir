@@ -366,8 +366,10 @@ func.func @column_3d(%x: tensor<8x512x768xf32>) -> tensor<1x1x768xf32> {
   return %0 : tensor<1x1x768xf32>
 }
 
-// An odd width (77: no vector divides it) reads scalars; a prime row
-// count (1009) splits like any other; sum and max share the sweep.
+// An odd width (77: no vector divides it) whose rows are no whole
+// segments (1009 rows, segments of 4) reads scalars; a prime row count
+// splits like any other; sum and max share the sweep.
+// REMARK: remark: [plan] columns read element by element, not over segments of rows: its 1009 rows are not whole segments of 4
 // CHECK-LABEL: func @column_odd
 // CHECK: plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, split = 16, passes = [1]>
 func.func @column_odd(%x: tensor<1009x77xf32>) -> (tensor<77xf32>, tensor<77xf32>) {
@@ -397,6 +399,7 @@ func.func @column_odd_segments(%x: tensor<1008x77xf32>) -> tensor<77xf32> {
 
 // Segments need the kept axes innermost: a middle axis reduced (an outer
 // one kept) reads scalars.
+// REMARK: remark: [plan] columns read element by element, not over segments of rows: its kept axes are not the innermost ones
 // CHECK-LABEL: func @column_odd_middle
 // CHECK: plan = #fusion.plan<columns, threads = 256, vector = 1, row = none, cluster = 1, split = 16, passes = [1]>
 func.func @column_odd_middle(%x: tensor<4x1008x77xf32>) -> tensor<4x77xf32> {

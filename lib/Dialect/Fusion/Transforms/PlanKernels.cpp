@@ -61,6 +61,22 @@ struct PlanKernelsPass : fusion::impl::FusionPlanKernelsBase<PlanKernelsPass> {
             << stringifyKernelStrategy(plan.getStrategy())
             << ", not the library: " << reason;
       }
+      // Columns read element by element though the target loads wider
+      // vectors: say why they are not read over segments of rows.
+      if (emitRemarks && plan.getStrategy() == KernelStrategy::columns &&
+          plan.getVector() == 1) {
+        std::string ignored;
+        int64_t lanes = getVectorLanes(kernel, *target);
+        FailureOr<ReductionKernelShape> columns =
+            getReductionKernelShape(kernel, ignored);
+        std::string why = lanes > 1 && succeeded(columns)
+                              ? whyNotColumnSegments(kernel, *columns, lanes)
+                              : "";
+        if (!why.empty())
+          kernel.emitRemark("[plan] columns read element by element, not "
+                            "over segments of rows: ")
+              << why;
+      }
       if (emitRemarks && !fallback.empty() &&
           (plan.getStrategy() == KernelStrategy::per_element ||
            plan.getStrategy() == KernelStrategy::matmul_tiles))
