@@ -7,8 +7,11 @@ workload's minimal bytes / median time; beside it, a copy of the
 workload's bytes timed the same way (fixed costs weigh more on small
 workloads). With FUSION_BENCH_BEFORE set to
 another build of the same workloads (a library compiled before a codegen
-change), it is timed too, as `fusion_before`. Prints a table last and writes
-bench_<scale>.json into $OUT."""
+change), it is timed too, as `fusion_before`. XLA (jax.jit on the same
+buffers) runs on its own stream, so it is timed by queued calls, each
+after the same L2 flush do_bench makes (`xla`), and for reference without
+it (`xla_unflushed`, not a peer: no other column is timed so). Prints a
+table last and writes bench_<scale>.json into $OUT."""
 
 import json
 import os
@@ -82,24 +85,36 @@ def xla(name):
     return jax.jit(fns[name])
 
 
-def time_xla(name, xs):
-    """Median ms per call of jax.jit, 40 queued calls per sample."""
+def time_xla(name, xs, flush=True):
+    """Median ms per call of jax.jit, 40 queued calls per sample. With
+    `flush`, each call follows a 256 MiB write, as each call do_bench times
+    does (the L2 emptied of the inputs and left dirty, which the call then
+    pays to write back: about 10 us on a 128 MiB workload), and the median
+    of the writes alone, timed the same way, is subtracted."""
     import time
     import jax
+    import jax.numpy as jnp
     f = xla(name)
     if f is None:
         return None
     args = [jax.dlpack.from_dlpack(x) for x in xs]
-    jax.block_until_ready(f(*args))
-    samples = []
-    for _ in range(15):
-        start = time.perf_counter()
-        for _ in range(40):
-            out = f(*args)
-        jax.block_until_ready(out)
-        samples.append((time.perf_counter() - start) / 40 * 1e3)
-    samples.sort()
-    return samples[len(samples) // 2]
+    write = jax.jit(lambda: jnp.zeros((64 << 20,), jnp.int32))
+
+    def median(step):
+        jax.block_until_ready(step())
+        samples = []
+        for _ in range(15):
+            start = time.perf_counter()
+            for _ in range(40):
+                out = step()
+            jax.block_until_ready(out)
+            samples.append((time.perf_counter() - start) / 40 * 1e3)
+        samples.sort()
+        return samples[len(samples) // 2]
+
+    if not flush:
+        return median(lambda: f(*args))
+    return median(lambda: (write(), f(*args))) - median(write)
 
 
 def minimal_bytes(fn, xs, outs):
@@ -151,6 +166,7 @@ def main():
             t = time_xla(name, xs)
             if t is not None:
                 times["xla"] = t
+                times["xla_unflushed"] = time_xla(name, xs, flush=False)
         except Exception as e:  # reported, not hidden
             print(f"jax.jit failed on {name}: {e}")
         try:
