@@ -2,7 +2,7 @@
 """Runs on the GPU machine, from a bundle made by scripts/build-gpu-bundle.sh:
 each matmul case (matmul_cases.py) called through fusion.cuda against a
 PyTorch float64 reference on fresh random inputs, outputs poisoned with NaN
-first (debug calls), at every dynamic size listed; then calls that must fail
+first (debug calls), twice at every dynamic size listed; then calls that must fail
 with a clear error. `matmul_checks.py [STEM]` checks the library STEM.so
 (default matmul_cases.fused: library matmuls; matmul_cases.fused.generated:
 the generated kernels, tensor-core where they apply). Prints a table last
@@ -60,13 +60,21 @@ def errors_of(outs, refs):
 
 
 def check(module, name, size, tolerance, results, lines):
+    """The call twice, on fresh inputs: one that leaves the arrival
+    counters the runtime keeps per stream anything but zero (split
+    products) fails the second. The worse errors of the two count."""
     fn = module.functions[name]
-    xs = inputs_for(fn, name, size)
-    refs = matmul_cases.reference(name, *xs, ops=matmul_cases.TorchOps())
     try:
-        outs = fn(*xs)  # debug module: outputs are NaN-poisoned first
-        torch.cuda.synchronize()
-        rel, worst = errors_of(outs, refs)
+        rel = [0.0] * len(fn.outputs)
+        worst = [0.0] * len(fn.outputs)
+        for _ in range(2):
+            xs = inputs_for(fn, name, size)
+            refs = matmul_cases.reference(name, *xs, ops=matmul_cases.TorchOps())
+            outs = fn(*xs)  # debug module: outputs are NaN-poisoned first
+            torch.cuda.synchronize()
+            rel2, worst2 = errors_of(outs, refs)
+            rel = [max(a, b) for a, b in zip(rel, rel2)]
+            worst = [max(a, b) for a, b in zip(worst, worst2)]
         ok = all(e <= tolerance(t.element) for e, t in zip(rel, fn.outputs))
         if all(t.element == "f32" for t in fn.outputs) and tolerance("f32") == 1e-5:
             ok = ok and all(w <= 1e-4 for w in worst)

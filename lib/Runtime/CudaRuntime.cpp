@@ -23,10 +23,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "CudaRuntimeSupport.h"
 #include "SizeMismatch.h"
@@ -210,6 +213,90 @@ void launch(void *function, const char *call, intptr_t clusterX,
   check(cuLaunchKernelEx(&config, kernel, params, extra), call);
 }
 
+/// A memref<?xi32> as the host code passes it to and takes it from a
+/// function declared with llvm.emit_c_interface.
+struct CountersMemRef {
+  int32_t *allocated;
+  int32_t *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+/// Arrival counters per (context, stream), all zero between launches: a
+/// kernel counting on them sets each counter it used back to zero. The
+/// largest buffer asked for so far; smaller ones, replaced, are kept,
+/// since a call on another thread may still be queueing launches on them.
+struct StreamCounters {
+  CUdeviceptr buffer = 0;
+  int64_t count = 0;
+};
+std::map<std::pair<CUcontext, CUstream>, StreamCounters> streamCounters;
+std::vector<CUdeviceptr> replacedCounters;
+/// Counters allocated for one call under CUDA graph capture: the graph
+/// may be replayed on any stream, beside calls on the captured one, so it
+/// gets its own, freed after its launches (graph memory nodes).
+std::unordered_set<CUdeviceptr> capturedCounters;
+
+/// `count` zeroed counters allocated on `stream`, or 0 (the error kept).
+CUdeviceptr allocateZeroedCounters(int64_t count, CUstream stream) {
+  CUdeviceptr buffer = 0;
+  if (!CUDA_CHECK(cuMemAllocAsync(&buffer, count * sizeof(int32_t), stream)))
+    return 0;
+  if (!CUDA_CHECK(cuMemsetD32Async(buffer, 0, count, stream))) {
+    CUDA_CHECK(cuMemFreeAsync(buffer, stream));
+    return 0;
+  }
+  return buffer;
+}
+
+/// The counters a call on the caller's stream counts arrivals on.
+CUdeviceptr arrivalCounters(int64_t count) {
+  if (count <= 0 || !ensureContext())
+    return 0;
+  CUstream stream = callerStream;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!CUDA_CHECK(cuStreamIsCapturing(stream, &capture)))
+    return 0;
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    CUdeviceptr buffer = allocateZeroedCounters(count, stream);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (buffer)
+      capturedCounters.insert(buffer);
+    return buffer;
+  }
+  CUcontext context = nullptr;
+  if (!CUDA_CHECK(cuCtxGetCurrent(&context)))
+    return 0;
+  std::pair<CUcontext, CUstream> key{context, stream};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    StreamCounters &counters = streamCounters[key];
+    if (counters.count >= count)
+      return counters.buffer;
+  }
+  // Grown to a power of two (at least a page of counters), so a stream
+  // rarely allocates more than once. Allocated outside the lock: a failed
+  // check takes it to keep the error.
+  int64_t grown = 1024;
+  while (grown < count)
+    grown *= 2;
+  CUdeviceptr buffer = allocateZeroedCounters(grown, stream);
+  if (!buffer)
+    return 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  StreamCounters &counters = streamCounters[key];
+  if (counters.count >= grown) {
+    // Another thread grew them meanwhile.
+    replacedCounters.push_back(buffer);
+    return counters.buffer;
+  }
+  if (counters.buffer)
+    replacedCounters.push_back(counters.buffer);
+  counters = {buffer, grown};
+  return buffer;
+}
+
 } // namespace
 
 extern "C" {
@@ -328,6 +415,30 @@ void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream) {
   if (count)
     CUDA_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                 count, static_cast<CUstream>(stream)));
+}
+
+/// `count` i32 arrival counters, all zero, kept for the caller's stream
+/// (the split reductions' and split products' workspaces): every launch
+/// that counts on them leaves them zero, so no call zeroes them. Under
+/// CUDA graph capture, counters of the call's own. Null where they cannot
+/// be allocated, as mgpuMemAlloc answers (the error kept).
+void _mlir_ciface_fusion_cuda_arrival_counters(CountersMemRef *result,
+                                               int64_t count) {
+  auto *buffer = reinterpret_cast<int32_t *>(arrivalCounters(count));
+  *result = {buffer, buffer, 0, count, 1};
+}
+
+/// After the launches of a call that counted on `counters`: frees those
+/// allocated for it under capture; the stream's own stay.
+void _mlir_ciface_fusion_cuda_release_arrival_counters(
+    CountersMemRef *counters) {
+  auto buffer = reinterpret_cast<CUdeviceptr>(counters->allocated);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!capturedCounters.erase(buffer))
+      return;
+  }
+  CUDA_CHECK(cuMemFreeAsync(buffer, callerStream));
 }
 
 void mgpuSetDefaultDevice(int32_t /*device*/) {}

@@ -5,6 +5,7 @@
 // RUN: fusion-opt %s --fusion-to-nvvm="format=isa fuse=false" | FileCheck %s --check-prefix=UNFUSED
 // RUN: %if ptxas %{ fusion-opt %s --fusion-to-nvvm="format=bin" | FileCheck %s --check-prefix=CUBIN %}
 // RUN: fusion-opt %s --fusion-to-nvvm="format=isa launch-dependents=true" | FileCheck %s --check-prefix=DEPENDENTS
+// RUN: fusion-opt %s --fusion-to-nvvm="format=isa" | FileCheck %s --check-prefix=COUNTERS
 // RUN: %if ptxas %{ fusion-opt %s --fusion-to-nvvm="format=bin launch-dependents=true" | FileCheck %s --check-prefix=CUBIN %}
 
 // CHECK: llvm.func @chain(
@@ -44,6 +45,26 @@
 // CUBIN: gpu.binary @chain_k0_module
 // CUBIN-SAME: bin = "\7FELF
 
+// A split reduction's arrival counters come from the runtime (its
+// descriptor returned through `_mlir_ciface_`, in glue of the module's
+// own), not from an allocation and a memset; the block that arrives last
+// sets its counter back to zero with an exchange.
+// COUNTERS: llvm.func private @fusion_cuda_release_arrival_counters(
+// COUNTERS: llvm.call @_mlir_ciface_fusion_cuda_release_arrival_counters(
+// COUNTERS: llvm.func @_mlir_ciface_fusion_cuda_release_arrival_counters(!llvm.ptr)
+// COUNTERS: llvm.func private @fusion_cuda_arrival_counters(%{{.+}}: i64) -> !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+// COUNTERS: llvm.call @_mlir_ciface_fusion_cuda_arrival_counters(
+// COUNTERS: llvm.func @_mlir_ciface_fusion_cuda_arrival_counters(!llvm.ptr, i64)
+// COUNTERS: llvm.func @mean_all(
+// COUNTERS-NOT: mgpuMemset32
+// COUNTERS: llvm.call @fusion_cuda_arrival_counters(
+// COUNTERS-NOT: mgpuMemset32
+// COUNTERS: gpu.launch_func @mean_all_k0_module::@mean_all_k0
+// COUNTERS: llvm.call @fusion_cuda_release_arrival_counters(
+// COUNTERS: gpu.binary @mean_all_k0_module
+// COUNTERS-SAME: atom.global.add.u32
+// COUNTERS-SAME: atom.global.exch.b32
+
 func.func @chain(%x: tensor<4096xf32>, %w: tensor<4096xf32>) -> tensor<4096xf32> {
   %two = fusion.constant dense<2.0> : tensor<f32>
   %one = fusion.constant dense<1.0> : tensor<f32>
@@ -58,4 +79,9 @@ func.func @chain(%x: tensor<4096xf32>, %w: tensor<4096xf32>) -> tensor<4096xf32>
 func.func @softmax(%x: tensor<?x1024xbf16>) -> tensor<?x1024xbf16> {
   %0 = fusion.softmax %x axis = 1 : tensor<?x1024xbf16>
   return %0 : tensor<?x1024xbf16>
+}
+
+func.func @mean_all(%x: tensor<?x64xf32>) -> tensor<f32> {
+  %m = fusion.reduce_mean %x axes = [0, 1] : tensor<?x64xf32> -> tensor<f32>
+  return %m : tensor<f32>
 }

@@ -386,10 +386,11 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
         allocateScratch(b, loc, b.getF32Type(),
                         arith::MulIOp::create(
                             b, loc, arith::MulIOp::create(b, loc, rows, ranges),
-                            indexConst(b, loc, partialWords)),
-                        /*zeroed=*/false);
-    arrivals =
-        allocateScratch(b, loc, b.getI32Type(), rowBlocks, /*zeroed=*/true);
+                            indexConst(b, loc, partialWords)));
+    FailureOr<Value> counters = acquireArrivalCounters(b, loc, rowBlocks);
+    if (failed(counters))
+      return failure();
+    arrivals = *counters;
   }
   int64_t dynamicShared = 0;
   if (stages) {
@@ -858,9 +859,9 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
       stages || clusterBlocks > 1 ? SmallVector<Type>{} : sharedTypes,
       /*clusterBlocks=*/clusterBlocks > 1 ? clusterBlocks : 0, dynamicShared,
       nameSuffix);
-  if (split) {
+  if (succeeded(emitted) && split) {
     releaseScratch(b, loc, partials);
-    releaseScratch(b, loc, arrivals);
+    return releaseArrivalCounters(b, loc, arrivals);
   }
   return emitted;
 }

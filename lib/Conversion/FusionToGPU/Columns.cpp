@@ -103,8 +103,7 @@ LogicalResult ColumnsSweep::run(OpBuilder &b) {
   segmentTotals = allocateScratch(
       b, loc, b.getF32Type(),
       arith::MulIOp::create(b, loc, s->outputs,
-                            indexConst(b, loc, shape.reductions.size())),
-      /*zeroed=*/false);
+                            indexConst(b, loc, shape.reductions.size())));
   if (failed(emit(b)) || failed(emitSegmentFold(b)))
     return failure();
   releaseScratch(b, loc, segmentTotals);

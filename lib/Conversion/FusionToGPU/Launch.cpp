@@ -157,17 +157,10 @@ Value codegen::allocateScratch(OpBuilder &b, Location loc, MemRefType type,
 }
 
 Value codegen::allocateScratch(OpBuilder &b, Location loc, Type element,
-                               Value count, bool zeroed) {
-  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value buffer = allocateScratch(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, element), count);
-  if (zeroed)
-    waitFor(b, loc,
-            gpu::MemsetOp::create(
-                b, loc, tokenType, ValueRange{startToken(b, loc)}, buffer,
-                arith::ConstantOp::create(b, loc, b.getZeroAttr(element)))
-                .getAsyncToken());
-  return buffer;
+                               Value count) {
+  return allocateScratch(b, loc,
+                         MemRefType::get({ShapedType::kDynamic}, element),
+                         ValueRange{count});
 }
 
 void codegen::releaseScratch(OpBuilder &b, Location loc, Value buffer) {
@@ -176,6 +169,48 @@ void codegen::releaseScratch(OpBuilder &b, Location loc, Value buffer) {
                                  gpu::AsyncTokenType::get(b.getContext()),
                                  ValueRange{startToken(b, loc)}, buffer)
               .getAsyncToken());
+}
+
+/// The runtime's function `name` taking `inputs`, returning `results`,
+/// with memrefs passed as descriptors (`_mlir_ciface_<name>`), declared on
+/// first use.
+static FailureOr<func::FuncOp> runtimeFunction(OpBuilder &b, StringRef name,
+                                               TypeRange inputs,
+                                               TypeRange results) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto type = b.getFunctionType(inputs, results);
+  // Fails (with an error) where the module declares `name` with another
+  // type.
+  FailureOr<func::FuncOp> function = func::lookupFnDecl(module, name, type);
+  if (failed(function))
+    return failure();
+  if (!*function)
+    function = func::createFnDecl(b, module, name, type, /*setPrivate=*/true);
+  (*function)->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                       b.getUnitAttr());
+  return function;
+}
+
+FailureOr<Value> codegen::acquireArrivalCounters(OpBuilder &b, Location loc,
+                                                 Value count) {
+  auto type = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+  FailureOr<func::FuncOp> acquire = runtimeFunction(
+      b, "fusion_cuda_arrival_counters", b.getIndexType(), type);
+  if (failed(acquire))
+    return failure();
+  return func::CallOp::create(b, loc, *acquire, count).getResult(0);
+}
+
+LogicalResult codegen::releaseArrivalCounters(OpBuilder &b, Location loc,
+                                              Value counters) {
+  FailureOr<func::FuncOp> release =
+      runtimeFunction(b, "fusion_cuda_release_arrival_counters",
+                      counters.getType(), TypeRange{});
+  if (failed(release))
+    return failure();
+  func::CallOp::create(b, loc, *release, counters);
+  return success();
 }
 
 Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
@@ -193,6 +228,17 @@ Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
                                     arith::ConstantIntOp::create(b, loc, 1, 32),
                                     arrivals, ValueRange{index});
     memref::StoreOp::create(b, loc, before, slot, ValueRange{zero});
+    // Every other block has counted: the counter is zero for the next
+    // launch, which needs no memset.
+    emitIf(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, last),
+        [&] {
+          memref::AtomicRMWOp::create(
+              b, loc, arith::AtomicRMWKind::assign,
+              arith::ConstantIntOp::create(b, loc, 0, 32), arrivals,
+              ValueRange{index});
+        });
   });
   gpu::BarrierOp::create(b, loc);
   Value isLast = arith::CmpIOp::create(

@@ -74,15 +74,26 @@ Value startToken(OpBuilder &b, Location loc);
 void waitFor(OpBuilder &b, Location loc, Value token);
 
 /// A 1-D device buffer of `count` elements for the launches that follow on
-/// the host (a workspace), zeroed when `zeroed`; stream-ordered, like the
-/// launches.
-Value allocateScratch(OpBuilder &b, Location loc, Type element, Value count,
-                      bool zeroed);
+/// the host (a workspace); stream-ordered, like the launches.
+Value allocateScratch(OpBuilder &b, Location loc, Type element, Value count);
 /// The same of `type`, its dynamic sizes `dynamicSizes`, not zeroed.
 Value allocateScratch(OpBuilder &b, Location loc, MemRefType type,
                       ValueRange dynamicSizes);
 /// Frees a buffer of allocateScratch after the launches that use it.
 void releaseScratch(OpBuilder &b, Location loc, Value buffer);
+
+/// On the host: `count` i32 arrival counters, all zero, that the runtime
+/// keeps for the caller's stream (fusion_cuda_arrival_counters). Every
+/// launch counting on them through countArrival leaves them zero again, so
+/// no call zeroes them. Fails where the module declares the runtime's
+/// functions with other types.
+FailureOr<Value> acquireArrivalCounters(OpBuilder &b, Location loc,
+                                        Value count);
+/// Hands counters of acquireArrivalCounters back after the launches that
+/// use them (the runtime frees the ones it allocated for a call under CUDA
+/// graph capture).
+LogicalResult releaseArrivalCounters(OpBuilder &b, Location loc,
+                                     Value counters);
 
 /// In a launch, once the block's stores to a workspace are done: counts
 /// the block's arrival on `arrivals[index]` (an i32 counter in global
@@ -91,7 +102,8 @@ void releaseScratch(OpBuilder &b, Location loc, Value buffer);
 /// (the count before it equals `last`, i32), the same in every thread. The
 /// stores are visible device-wide before the count, and the last block's
 /// later loads see every block's stores (PTX fence.acq_rel.gpu on both
-/// sides of the count).
+/// sides of the count). The last block sets the counter back to zero, as
+/// acquireArrivalCounters expects.
 Value countArrival(OpBuilder &b, Location loc, Value arrivals, Value index,
                    Value slot, Value counts, Value last);
 

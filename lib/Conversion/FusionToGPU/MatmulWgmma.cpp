@@ -298,7 +298,8 @@ SmallVector<BlockArgument> getPrologueInputs(Value operand) {
 }
 
 /// The workspace of a split: a partial tile per tile and K range (f32,
-/// `tiles.m` x `tiles.n`), and an arrival count per tile, zeroed.
+/// `tiles.m` x `tiles.n`), and an arrival count per tile (zero between
+/// launches: acquireArrivalCounters).
 struct SplitWorkspace {
   Value partials, arrivals;
 };
@@ -1709,16 +1710,17 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
                       split, sources);
     if (split == 1)
       return launch.emit(b, /*workspace=*/nullptr, "_few_rows");
+    FailureOr<Value> arrivals =
+        acquireArrivalCounters(b, loc, launch.tileCount(b));
+    if (failed(arrivals))
+      return failure();
     SplitWorkspace workspace{
-        allocateScratch(b, loc, b.getF32Type(), launch.partialElements(b),
-                        /*zeroed=*/false),
-        allocateScratch(b, loc, b.getI32Type(), launch.tileCount(b),
-                        /*zeroed=*/true)};
+        allocateScratch(b, loc, b.getF32Type(), launch.partialElements(b)),
+        *arrivals};
     if (failed(launch.emit(b, &workspace, "_few_rows")))
       return failure();
-    for (Value buffer : {workspace.partials, workspace.arrivals})
-      releaseScratch(b, loc, buffer);
-    return success();
+    releaseScratch(b, loc, workspace.partials);
+    return releaseArrivalCounters(b, loc, workspace.arrivals);
   };
   // No rows go to the many-row kernel, whose grid of one block does
   // nothing.

@@ -358,7 +358,7 @@ LogicalResult ReductionSweep::emit(OpBuilder &b) {
   if (plan.getSplit() == 1)
     return emitPartials(b, nullptr);
   // The workspace: line-aligned partials per group, reduction and range in
-  // f32, and an arrival count per group, zeroed.
+  // f32, and an arrival count per group (zero: each launch leaves them so).
   FailureOr<SweepSpace> s = space(b);
   if (failed(s))
     return failure();
@@ -371,12 +371,13 @@ LogicalResult ReductionSweep::emit(OpBuilder &b) {
                                 indexConst(b, loc, shape.reductions.size())),
           s->ranges),
       indexConst(b, loc, groupStride()));
-  SweepWorkspace workspace{
-      allocateScratch(b, loc, b.getF32Type(), size, /*zeroed=*/false),
-      allocateScratch(b, loc, b.getI32Type(), groups, /*zeroed=*/true)};
+  FailureOr<Value> arrivals = acquireArrivalCounters(b, loc, groups);
+  if (failed(arrivals))
+    return failure();
+  SweepWorkspace workspace{allocateScratch(b, loc, b.getF32Type(), size),
+                           *arrivals};
   if (failed(emitPartials(b, &workspace)))
     return failure();
-  for (Value buffer : {workspace.partials, workspace.arrivals})
-    releaseScratch(b, loc, buffer);
-  return success();
+  releaseScratch(b, loc, workspace.partials);
+  return releaseArrivalCounters(b, loc, workspace.arrivals);
 }

@@ -43,7 +43,7 @@ struct SweepSpace {
 /// each group's partials of one reduction and range on whole 128-byte
 /// lines, so that no line is shared between groups and the last block never
 /// reads a line an earlier read left stale in its L1), and `arrivals` (an
-/// i32 count per group, zeroed before the launch).
+/// i32 count per group, zero between launches: acquireArrivalCounters).
 struct SweepWorkspace {
   Value partials, arrivals;
 };

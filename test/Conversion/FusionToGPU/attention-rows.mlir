@@ -14,13 +14,14 @@
 // groups of a warp fold their states by shuffles (lanes 8, then 16 apart);
 // the 4 warps' states meet in shared memory (a state each, on 32-byte
 // boundaries); with several ranges each block writes its state to a
-// workspace and the row's last block (an arrival count) folds them and
+// workspace and the row's last block (an arrival count on the runtime's
+// counters, kept per stream and left zero: no memset) folds them and
 // writes the row.
 // CHECK-LABEL: func.func @decode
 // CHECK: arith.minui %{{.+}}, %c8 : index
-// CHECK: gpu.alloc async
-// CHECK: gpu.alloc async
-// CHECK: gpu.memset async
+// CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async
+// CHECK: %[[ARRIVALS:.+]] = call @fusion_cuda_arrival_counters(%{{.+}}) : (index) -> memref<?xi32>
+// CHECK-NOT: gpu.memset
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
 // CHECK-SAME: function(@decode_k0)
@@ -39,11 +40,13 @@
 // CHECK: vector.store %{{.+}}, %[[STATES]]
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.+}} : memref<2x4x1x128xbf16>, vector<16xbf16>
-// CHECK: memref.atomic_rmw addi
+// CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
+// CHECK: memref.atomic_rmw assign %c0_i32{{[_0-9]*}}, %[[ARRIVALS]]
 // CHECK: scf.for
 // CHECK: vector.store %{{.+}} : memref<2x4x1x128xbf16>, vector<16xbf16>
 // CHECK-NOT: fusion.
-// CHECK: gpu.dealloc async
+// CHECK: gpu.dealloc async {{.+}} %[[PARTIALS]]
+// CHECK: call @fusion_cuda_release_arrival_counters(%[[ARRIVALS]])
 func.func @decode(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
   %0 = fusion.kernel attention "decode_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = none, cluster = 1, split = 8, passes = [1, 1, 1]>} : (tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
   ^bb0(%a: tensor<2x4x1x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):
@@ -121,7 +124,7 @@ func.func @decode_staged(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>,
 // an arrival count per block of rows (8 rows of 4 -> 2 counts).
 // CHECK-LABEL: func.func @decode_grouped_staged
 // CHECK: gpu.alloc async [%{{.+}}] (%{{.+}}) : memref<?xf32>
-// CHECK: gpu.alloc async [%{{.+}}] (%{{.+}}) : memref<?xi32>
+// CHECK: call @fusion_cuda_arrival_counters(%{{.+}}) : (index) -> memref<?xi32>
 // CHECK-COUNT-2: nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = none
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
@@ -153,7 +156,7 @@ func.func @decode_grouped_staged(%q: tensor<2x2x4x1x64xbf16>, %k: tensor<2x2x1x?
 // block leaves before a second cluster barrier.
 // CHECK-LABEL: func.func @decode_cluster_staged
 // CHECK-NOT: gpu.alloc
-// CHECK-NOT: gpu.memset
+// CHECK-NOT: call @fusion_cuda_arrival_counters
 // CHECK: gpu.launch
 // CHECK-SAME: clusters
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
@@ -236,11 +239,12 @@ func.func @decode_cluster(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>
 // CHECK: nvvm.mapa
 // CHECK: } else {
 // CHECK: gpu.alloc async
-// CHECK: gpu.memset async
+// CHECK: call @fusion_cuda_arrival_counters
 // CHECK: gpu.launch blocks
 // CHECK-SAME: function(@decode_cluster_or_split_k0_split)
 // CHECK: memref.atomic_rmw addi
 // CHECK: gpu.dealloc async
+// CHECK: call @fusion_cuda_release_arrival_counters
 func.func @decode_cluster_or_split(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
   %0 = fusion.kernel attention "decode_cluster_or_split_k0" (%q, %k, %v) {plan = #fusion.plan<attention_rows, threads = 128, vector = 16, row = staged, cluster = 4, split = 4, passes = [1, 1, 1]>} : (tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>) -> tensor<2x4x1x128xbf16> {
   ^bb0(%a: tensor<2x4x1x128xbf16>, %b: tensor<2x4x?x128xbf16>, %c: tensor<2x4x?x128xbf16>):

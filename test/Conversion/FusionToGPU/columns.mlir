@@ -38,18 +38,20 @@ func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 // With a split: a workspace of line-aligned f32 partials (per tile,
 // reduction and row range; ranges: at most the split, at most one per row
 // a thread goes down; 8 bf16 columns are one vector, so all 256 threads go
-// down the rows) and a zeroed arrival count per tile. One launch: each
-// block stores its partial, fences, counts its arrival; the block that
-// arrives last fences again, folds the ranges (4 a step), divides the mean
-// by the row count and writes the output. Then both buffers are freed.
+// down the rows) and an arrival count per tile, from the runtime's counters
+// kept per stream (zero, no memset). One launch: each block stores its
+// partial, fences, counts its arrival; the block that arrives last sets
+// the count back to zero, fences again, folds the ranges (4 a step),
+// divides the mean by the row count and writes the output. Then the
+// partials are freed and the counters handed back.
 // CHECK-LABEL: func.func @column_mean_split
 // CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0 : memref<?x8xbf16>
 // CHECK: %[[PER_THREAD:.+]] = arith.ceildivui %{{.+}}, %c256
 // CHECK: %[[SPLIT:.+]] = arith.minui %[[PER_THREAD]], %c16
 // CHECK: %[[RANGES:.+]] = arith.maxui %c1{{.*}}, %[[SPLIT]]
+// CHECK: %[[ARRIVALS:.+]] = call @fusion_cuda_arrival_counters(%{{.+}}) : (index) -> memref<?xi32>
 // CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async {{.*}} : memref<?xf32>
-// CHECK: %[[ARRIVALS:.+]], %{{.+}} = gpu.alloc async {{.*}} : memref<?xi32>
-// CHECK: gpu.memset async {{.*}} %[[ARRIVALS]], %c0_i32 : memref<?xi32>, i32
+// CHECK-NOT: gpu.memset
 // CHECK: gpu.launch
 // CHECK-SAME: function(@column_mean_split)
 // CHECK-SAME: workgroup(%[[FOLD:.+]] : memref<2048xf32, #gpu.address_space<workgroup>>, %[[ARRIVAL:.+]] : memref<1xi32, #gpu.address_space<workgroup>>)
@@ -57,8 +59,11 @@ func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 // CHECK: vector.store {{.*}}, %[[PARTIALS]][{{.*}}] {{.*}} : memref<?xf32>, vector<8xf32>
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: gpu.barrier
-// CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
-// CHECK: memref.store {{.*}}, %[[ARRIVAL]]
+// CHECK: %[[BEFORE:.+]] = memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]][%[[TILE:.+]]]
+// CHECK: memref.store %[[BEFORE]], %[[ARRIVAL]]
+// CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[BEFORE]]
+// CHECK: scf.if %[[LAST]]
+// CHECK: memref.atomic_rmw assign %c0_i32{{[_0-9]*}}, %[[ARRIVALS]][%[[TILE]]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[ARRIVAL]]
 // CHECK: scf.if
@@ -76,7 +81,7 @@ func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 // CHECK: vector.store {{.*}} : memref<1x8xbf16>, vector<8xbf16>
 // CHECK-NOT: gpu.launch
 // CHECK: gpu.dealloc async {{.*}} %[[PARTIALS]]
-// CHECK: gpu.dealloc async {{.*}} %[[ARRIVALS]]
+// CHECK: call @fusion_cuda_release_arrival_counters(%[[ARRIVALS]])
 func.func @column_mean_split(%x: tensor<?x8xbf16>) -> tensor<1x8xbf16> {
   %0 = fusion.kernel column_reduction "column_mean_split" (%x) {plan = #fusion.plan<columns, threads = 256, vector = 8, row = none, cluster = 1, split = 16, passes = [1]>} : (tensor<?x8xbf16>) -> tensor<1x8xbf16> {
   ^bb0(%a: tensor<?x8xbf16>):
