@@ -16,6 +16,7 @@ python3 run_checks.py small > "$OUT/checks_small.txt" 2>&1 || status=1
 python3 run_checks.py full > "$OUT/checks_full.txt" 2>&1 || status=1
 python3 matmul_checks.py > "$OUT/matmul_checks.txt" 2>&1 || status=1
 python3 matmul_checks.py matmul_cases.fused.generated > "$OUT/matmul_checks_generated.txt" 2>&1 || status=1
+python3 arrival_counters_check.py > "$OUT/arrival_counters.txt" 2>&1 || status=1
 python3 random_graphs_check.py > "$OUT/random_graphs.txt" 2>&1 || status=1
 python3 math_accuracy.py > "$OUT/math_accuracy.txt" 2>&1 || status=1
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum
