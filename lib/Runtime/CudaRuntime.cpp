@@ -13,7 +13,9 @@
 // allocations and library calls run on the caller's stream, which the
 // caller sets before each call (fusion_cuda_set_stream), without waiting.
 // Kernels of a module built with fusion-launch-dependents launch as
-// programmatic dependents of the kernel before them in the stream.
+// programmatic dependents of the kernel before them in the stream. The
+// arrival counters of split launches are kept per stream, zero between
+// launches (fusion_cuda_arrival_counters).
 //
 //===----------------------------------------------------------------------===//
 
