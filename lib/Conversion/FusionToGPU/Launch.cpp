@@ -262,6 +262,45 @@ Value codegen::elementAddress(OpBuilder &b, Location loc, Value buffer,
       arith::MulIOp::create(b, loc, linear, indexConst(b, loc, elementBytes)));
 }
 
+llvm::SmallDenseSet<unsigned>
+codegen::getInputsReadOnce(KernelPlanAttr plan, ValueRange inputs,
+                           ArrayRef<int64_t> shape) {
+  llvm::SmallDenseSet<unsigned> once;
+  ArrayRef<int64_t> passes = plan.getPasses();
+  for (auto [i, input] : llvm::enumerate(inputs))
+    if (i < passes.size() && passes[i] == 1 &&
+        cast<MemRefType>(input.getType()).getShape() == shape)
+      once.insert(i);
+  return once;
+}
+
+Value codegen::loadEvictFirst(OpBuilder &b, Location loc, VectorType type,
+                              Value buffer, ArrayRef<Value> index) {
+  Value address = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(), elementAddress(b, loc, buffer, index));
+  // Inline PTX: neither MLIR's NVVM dialect nor LLVM 22's NVPTX backend has
+  // a load with an L2 eviction policy. The address is a generic one of
+  // global memory; the asm has side effects so that no load moves across
+  // the launch's stores.
+  Type i32 = b.getI32Type();
+  auto words =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+  auto load = LLVM::InlineAsmOp::create(
+      b, loc, words, ValueRange{address},
+      "{\n.reg .b64 g, policy;\ncvta.to.global.u64 g, $4;\n"
+      "createpolicy.fractional.L2::evict_first.b64 policy, 1.0;\n"
+      "ld.global.L1::no_allocate.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, "
+      "[g], policy;\n}",
+      "=r,=r,=r,=r,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> lanes;
+  for (int64_t i = 0; i < 4; ++i)
+    lanes.push_back(LLVM::ExtractValueOp::create(b, loc, load.getResult(0), i));
+  Value bits =
+      vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32), lanes);
+  return vector::BitCastOp::create(b, loc, type, bits);
+}
+
 void codegen::prefetchToL2(OpBuilder &b, Location loc, Value buffer,
                            ArrayRef<Value> index, Value valid) {
   Value address = elementAddress(b, loc, buffer, index);

@@ -12,6 +12,7 @@
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Alignment.h"
 
 namespace mlir::fusion::codegen {
@@ -116,6 +117,21 @@ llvm::MaybeAlign vectorAlignment(Type element, int64_t width);
 /// The address (an index) of element `index` of `buffer`, from its
 /// aligned pointer, offset and strides.
 Value elementAddress(OpBuilder &b, Location loc, Value buffer,
+                     ArrayRef<Value> index);
+
+/// Inputs (by argument number) whose every element a launch of `plan`
+/// reads once: read once by the plan (`passes` 1) and of the kernel's
+/// whole iteration shape `shape` (not broadcast, so no other block reads
+/// them again).
+llvm::SmallDenseSet<unsigned> getInputsReadOnce(KernelPlanAttr plan,
+                                                ValueRange inputs,
+                                                ArrayRef<int64_t> shape);
+
+/// A 16-byte load of `type` from `buffer` at `index` whose lines the L2
+/// evicts first (they will not be read again): other lines, such as those
+/// an earlier kernel left dirty, stay in the L2 instead of being written
+/// back while the launch streams its input.
+Value loadEvictFirst(OpBuilder &b, Location loc, VectorType type, Value buffer,
                      ArrayRef<Value> index);
 
 /// Bytes a prefetch to L2 brings (a line).

@@ -72,11 +72,14 @@ Value PointEvaluator::load(BlockArgument arg, ArrayRef<Value> index,
   if (shiftedRows && cast<MemRefType>(buffer.getType()).getShape() !=
                          ArrayRef<int64_t>(shiftedRows->shape))
     return extendToF32(b, loc, loadAcrossRows(b, buffer, index));
-  return extendToF32(
-      b, loc,
-      vector::LoadOp::create(b, loc, VectorType::get({width}, element), buffer,
-                             index, /*nontemporal=*/false,
-                             vectorAlignment(element, width)));
+  auto type = VectorType::get({width}, element);
+  if (evictFirst.contains(arg.getArgNumber()) &&
+      width * element.getIntOrFloatBitWidth() == 128)
+    return extendToF32(b, loc, loadEvictFirst(b, loc, type, buffer, index));
+  return extendToF32(b, loc,
+                     vector::LoadOp::create(b, loc, type, buffer, index,
+                                            /*nontemporal=*/false,
+                                            vectorAlignment(element, width)));
 }
 
 Value PointEvaluator::loadAcrossRows(OpBuilder &b, Value buffer,

@@ -13,6 +13,7 @@
 #define FUSION_LIB_CONVERSION_FUSIONTOGPU_POINTEVALUATOR_H
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -63,6 +64,11 @@ public:
   /// by the strategies whose evaluation that bounds (attention_tiles'
   /// softmax).
   bool packedRounding = false;
+
+  /// Inputs (by argument number) the launch reads once
+  /// (getInputsReadOnce): their 16-byte vectors are loaded with an L2
+  /// evict-first policy (loadEvictFirst).
+  llvm::SmallDenseSet<unsigned> evictFirst;
 
   /// Inputs read in lanes are read element by element (rows of any length,
   /// so vectors could be misaligned), lanes past a row's end at its last

@@ -105,6 +105,8 @@ FailureOr<SmallVector<Value>> ReductionSweep::accumulate(
                                  flat ? ArrayRef<Value>(flatInputs)
                                       : ArrayRef<Value>(buffers.inputs),
                                  plan.getVector(), flat);
+        evaluator.evictFirst =
+            getInputsReadOnce(plan, buffers.inputs, shape.shape);
         // Every load of the step first, then the combines in element order.
         SmallVector<SmallVector<Value>> values(shape.reductions.size());
         for (Value element : elements) {

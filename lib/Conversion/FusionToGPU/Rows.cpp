@@ -282,6 +282,11 @@ LogicalResult codegen::emitRows(OpBuilder &b, Location loc, KernelOp kernel,
                   grid),
               indexConst(b, loc, 1));
           PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
+          // Streamed rows read once go past the L2 (evict first); rows held
+          // in registers lost 1-3% so (H100, 2026-12-06, results.md).
+          if (plan.getRow() == RowStorage::streamed)
+            evaluator.evictFirst =
+                getInputsReadOnce(plan, buffers.inputs, rowShape);
 
           // Shifted vectors: the row starts `shift` past a vector boundary
           // of the flat buffer (buffers are row-major and aligned), its

@@ -11,9 +11,10 @@
 // CHECK-SAME: function(@column_sum)
 // CHECK-SAME: workgroup(%[[SHARED:.+]] : memref<1024xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c128{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (vector<4xf32>)
-// CHECK-COUNT-4: vector.load %{{.+}} : memref<64x32xf32>, vector<4xf32>
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}createpolicy.fractional.L2::evict_first.b64{{.*}}ld.global.L1::no_allocate.L2::cache_hint.v4.b32
+// CHECK-COUNT-4: vector.bitcast {{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32{{.*}} iter_args(%{{.+}} = %{{.+}}) -> (vector<4xf32>)
-// CHECK: vector.load %{{.+}} : memref<64x32xf32>, vector<4xf32>
+// CHECK: vector.bitcast {{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK: math.exp {{.*}} : vector<4xf32>
 // CHECK: vector.store {{.*}}, %[[SHARED]]
 // CHECK: gpu.barrier
@@ -55,7 +56,7 @@ func.func @column_sum(%x: tensor<64x32xf32>) -> tensor<32xf32> {
 // CHECK: gpu.launch
 // CHECK-SAME: function(@column_mean_split)
 // CHECK-SAME: workgroup(%[[FOLD:.+]] : memref<2048xf32, #gpu.address_space<workgroup>>, %[[ARRIVAL:.+]] : memref<1xi32, #gpu.address_space<workgroup>>)
-// CHECK: vector.load %{{.+}} : memref<?x8xbf16>, vector<8xbf16>
+// CHECK: vector.bitcast {{.*}} : vector<4xi32> to vector<8xbf16>
 // CHECK: vector.store {{.*}}, %[[PARTIALS]][{{.*}}] {{.*}} : memref<?xf32>, vector<8xf32>
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: gpu.barrier
@@ -103,7 +104,8 @@ func.func @column_mean_split(%x: tensor<?x8xbf16>) -> tensor<1x8xbf16> {
 // CHECK: %[[TOTALS:.+]], %{{.+}} = gpu.alloc async
 // CHECK: gpu.launch
 // CHECK-SAME: function(@column_segments)
-// CHECK: vector.load %[[FLAT]][%{{.+}}] {alignment = 16 : i64} : memref<1920xf32>, vector<4xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[FLAT]] : memref<1920xf32>
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}L2::evict_first
 // CHECK: vector.store %{{.+}}, %[[TOTALS]][%{{.+}}] {{.*}} : memref<?xf32>, vector<4xf32>
 // CHECK: gpu.launch
 // CHECK-SAME: function(@column_segments_segments)

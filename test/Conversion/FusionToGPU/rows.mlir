@@ -277,7 +277,8 @@ func.func @sliced_rows(%x: tensor<8x96xf32>) -> tensor<8xf32> {
 // CHECK: %[[WHOLE:.+]] = arith.cmpi eq, %[[REM]], %c0
 // CHECK: scf.if %[[WHOLE]] {
 // CHECK: gpu.launch {{.*}} function(@dynamic_vectors) {
-// CHECK: vector.load {{.*}} : memref<64x?xf32>, vector<4xf32>
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}L2::evict_first
+// CHECK: vector.bitcast {{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK: } else {
 // CHECK: gpu.launch {{.*}} function(@dynamic_vectors_elements) {
 // CHECK-NOT: vector.load

@@ -18,7 +18,7 @@
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128
 // CHECK-SAME: function(@mean_all)
 // CHECK: scf.for {{.*}} step %c512{{.*}} iter_args
-// CHECK-COUNT-4: vector.load %{{.+}} : memref<?x64xf32>, vector<4xf32>
+// CHECK-COUNT-4: vector.bitcast {{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK: scf.for {{.*}} step %c128{{.*}} iter_args
 // CHECK: vector.reduction <add>
 // CHECK: gpu.all_reduce add
