@@ -13,9 +13,9 @@
 #define FUSION_LIB_CONVERSION_FUSIONTOGPU_POINTEVALUATOR_H
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <optional>
