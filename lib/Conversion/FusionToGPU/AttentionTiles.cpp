@@ -14,8 +14,9 @@
 // soft-cap: the kernel body's at that point, PointEvaluator) on the
 // accumulator in registers, the online softmax (running maximum and sum
 // per row, the output rescaled as the maximum grows), the probabilities
-// rounded to the operands' type into shared memory in the swizzled layout
-// an MMA operand has, then O += P V (V read N-major). A step's S is issued
+// rounded to the operands' type and kept in registers (the scores'
+// fragment is the layout of an MMA's A operand), then O += P V (P from
+// registers, V read N-major from shared memory). A step's S is issued
 // with the previous step's P V, and its softmax runs while that product
 // does. The scores never reach global memory; K and V are read once per
 // block of query rows. Each row's log-sum-exp (max + log(sum)) is written
@@ -77,24 +78,36 @@ constexpr int64_t kBoxShape[] = {1, kBox, kBox};
 /// The K extent of one warpgroup MMA (bf16, f16).
 constexpr int64_t kMmaK = 16;
 /// Registers a thread keeps on each side (setmaxnreg) with `groups`
-/// multiplying warpgroups: the block's pool is what it is launched with
+/// multiplying warpgroups, head size `head`, and inputs read per score or
+/// not (`perScore`): the block's pool is what it is launched with
 /// (MatmulWgmma.cpp), 65536 / threads each (168 for 384 threads, 128 for
-/// 512), and D = 64's accumulators fit 160 without spills.
+/// 512), and D = 64's accumulators fit 160 without spills. With two, the
+/// split was measured (H100, 2026-12-06, attention_prefill.py; 56 / 224,
+/// 40 / 232, 24 / 240): a softmax reading a bias per score (its loads in
+/// flight) was fastest at 240 (up to 7%), D = 64 at 232 or 240 (1024 rows
+/// 10% faster, longer within 2%), D = 128 otherwise at 224 (240 1-3%
+/// slower).
 struct RoleRegisters {
   int32_t producer, consumer;
 };
-constexpr RoleRegisters roleRegisters(int64_t groups) {
-  return groups == 2 ? RoleRegisters{56, 224} : RoleRegisters{24, 160};
+constexpr RoleRegisters roleRegisters(int64_t groups, int64_t head,
+                                      bool perScore) {
+  if (groups != 2)
+    return {24, 160};
+  return perScore || head == 64 ? RoleRegisters{24, 240}
+                                : RoleRegisters{56, 224};
 }
-constexpr bool fitsLaunchRegisters(int64_t threads) {
+constexpr bool fitsLaunchRegisters(int64_t threads, int64_t head,
+                                   bool perScore) {
   int64_t groups = threads / kGroupThreads - 1;
-  RoleRegisters roles = roleRegisters(groups);
+  RoleRegisters roles = roleRegisters(groups, head, perScore);
   return kGroupThreads * roles.producer +
              groups * kGroupThreads * roles.consumer <=
          65536 / threads / 8 * 8 * threads;
 }
-static_assert(fitsLaunchRegisters(kAttentionTilesThreads) &&
-              fitsLaunchRegisters(kAttentionTilesWideThreads));
+static_assert(fitsLaunchRegisters(kAttentionTilesThreads, 128, false) &&
+              fitsLaunchRegisters(kAttentionTilesThreads, 128, true) &&
+              fitsLaunchRegisters(kAttentionTilesWideThreads, 64, false));
 /// A wide block's time (three multiplying warpgroups) against a narrow
 /// one's (two), as wide : narrow: 1.3 (H200, D = 64, 2026-12-03: 5262
 /// against 6155 us at 16384 rows, 21 waves of wide blocks against 32).
@@ -144,12 +157,7 @@ struct SharedLayout {
   constexpr int64_t valueBox(int64_t keyChunk, int64_t box) const {
     return (keyChunk * headBoxes() + box) * kBoxBytes;
   }
-  /// Warpgroup g's probabilities: a 64 x 64 swizzled tile per 64 keys.
-  constexpr int64_t probabilities(int64_t group) const {
-    return queryBytes() + kStages * stageBytes() +
-           group * kGroupRows * kAttentionTilesKeys * 2;
-  }
-  constexpr int64_t total() const { return probabilities(groups); }
+  constexpr int64_t total() const { return keys(kStages); }
 };
 static_assert(SharedLayout{128, 2}.total() + kSwizzleAlignment <= 227 * 1024 &&
               SharedLayout{kAttentionTilesWideMaxHead, 3}.total() +
@@ -190,10 +198,9 @@ LLVM::LLVMStructType accumulatorType(MLIRContext *context, int64_t n) {
 }
 
 /// One wgmma.mma_async of 64 x `n` x 16 into `accumulator` (replaced when
-/// not `accumulate`), B K-major (`keyMajorB`) or N-major.
+/// not `accumulate`), A and B K-major from shared memory (S = Q K^T).
 Value multiply(OpBuilder &b, Location loc, Value accumulator, Value descA,
-               Value descB, int64_t n, Type element, bool accumulate,
-               bool keyMajorB) {
+               Value descB, int64_t n, Type element, bool accumulate) {
   MLIRContext *context = b.getContext();
   NVVM::WGMMATypes type =
       element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
@@ -209,9 +216,47 @@ Value multiply(OpBuilder &b, Location loc, Value accumulator, Value descA,
       NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one),
       NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one),
       NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
-      NVVM::MMALayoutAttr::get(context, keyMajorB ? NVVM::MMALayout::col
-                                                  : NVVM::MMALayout::row),
+      NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col),
       NVVM::MMAIntOverflowAttr::get(context, NVVM::MMAIntOverflow::wrapped));
+}
+
+/// One wgmma.mma_async of 64 x `n` x 16 accumulating into `accumulator`
+/// with A from registers (`a`: the thread's four 32-bit words of the 64 x 16
+/// fragment, the layout of an accumulator's 16 columns) and B N-major from
+/// shared memory. Inline PTX: NVVM's wgmma.mma_async reads A from a
+/// descriptor only.
+Value multiplyRegisterA(OpBuilder &b, Location loc, Value accumulator,
+                        ValueRange a, Value descB, int64_t n, Type element) {
+  assert(a.size() == 4 && "a 64 x 16 A fragment is four words a thread");
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.push_back(descB);
+  // scale-d, a predicate: 1, accumulate.
+  operands.push_back(arith::ConstantIntOp::create(b, loc, 1, 32));
+  std::string constraints, outputs;
+  for (int64_t i = 0; i < n / 2; ++i) {
+    constraints += "=f,";
+    outputs += (i ? ", $" : "$") + std::to_string(i);
+  }
+  constraints += "r,r,r,r,l,r";
+  for (int64_t i = 0; i < n / 2; ++i) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, accumulator, i));
+    constraints += "," + std::to_string(i);
+  }
+  int64_t first = n / 2;
+  auto operand = [&](int64_t i) { return "$" + std::to_string(first + i); };
+  std::string type = element.isBF16() ? "bf16" : "f16";
+  // scale-a and scale-b 1, B transposed (N-major).
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(5) +
+                    ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                    std::to_string(n) + "k16.f32." + type + "." + type + " {" +
+                    outputs + "}, {" + operand(0) + ", " + operand(1) + ", " +
+                    operand(2) + ", " + operand(3) + "}, " + operand(4) +
+                    ", p, 1, 1, 1;\n}";
+  return LLVM::InlineAsmOp::create(
+             b, loc, accumulator.getType(), operands, ptx, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
 }
 
 Value minusInfinity(OpBuilder &b, Location loc) {
@@ -426,6 +471,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   gpu::BarrierOp::create(b, loc);
 
   Value warpgroup = uniformWarpgroup(b, loc, ids.thread);
+  // Inputs read per score (a bias) come from memory a step's softmax waits
+  // on.
+  SmallVector<BlockArgument> prefetched = perScoreInputs();
+  RoleRegisters roles = roleRegisters(groups, head, !prefetched.empty());
   auto role = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
@@ -454,7 +503,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // each step's K and V once the multiplying warps have released the stage
   // (a fresh barrier counts as completed for the round before the first).
   b.setInsertionPoint(role.thenBlock()->getTerminator());
-  NVVM::SetMaxRegisterOp::create(b, loc, roleRegisters(groups).producer,
+  NVVM::SetMaxRegisterOp::create(b, loc, roles.producer,
                                  NVVM::SetMaxRegisterAction::decrease);
   Value batchQ = batchOf(b, shape.queries, batch);
   Value batchK = batchOf(b, shape.keys, batch);
@@ -526,7 +575,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
 
   // The products and the softmax, by the other warpgroups.
   b.setInsertionPoint(role.elseBlock()->getTerminator());
-  NVVM::SetMaxRegisterOp::create(b, loc, roleRegisters(groups).consumer,
+  NVVM::SetMaxRegisterOp::create(b, loc, roles.consumer,
                                  NVVM::SetMaxRegisterAction::increase);
   // Fragment layout of warpgroup MMA (PTX ISA, "wgmma .m64nNk16" register
   // fragment D): lane l of warp w holds rows 16 w + l / 4 and 8 rows below,
@@ -566,16 +615,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   };
   Value groupOffset =
       arith::MulIOp::create(b, loc, warpgroup, byteConst(layout.queries(1, 0)));
-  Value probabilityOffset = arith::AddIOp::create(
-      b, loc, byteConst(layout.probabilities(0)),
-      arith::MulIOp::create(
-          b, loc, warpgroup,
-          byteConst(layout.probabilities(1) - layout.probabilities(0))));
   Value descQ = descriptorAt(groupOffset, 16);
-  Value descP = descriptorAt(probabilityOffset, 16);
-  // The probabilities' view, as elements.
-  Value probabilities =
-      view(probabilityOffset, {kGroupRows * kAttentionTilesKeys}, element);
 
   waitForPhase(b, loc, full, indexConst(b, loc, kQueriesLoaded),
                arith::ConstantIntOp::create(b, loc, 0, 1));
@@ -607,10 +647,9 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   PointEvaluator evaluator(b, loc, kernel, buffers.inputs, 2);
   evaluator.packedRounding = true;
   evaluator.gatherLoads = true;
-  // Inputs read per score come from memory a step's softmax waits on: each
-  // thread asks L2 for its share of the warpgroup's rows of tile `tile`
-  // ahead (kPrefetchTiles), while the products run.
-  SmallVector<BlockArgument> prefetched = perScoreInputs();
+  // Each thread asks L2 for its share of the warpgroup's rows of the inputs
+  // read per score of tile `tile` ahead (kPrefetchTiles), while the
+  // products run.
   Value groupThread = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 32)),
       lane);
@@ -665,9 +704,35 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   };
   Type scoreType = getElementTypeOrSelf(shape.scores.getResult().getType());
   Type i32 = b.getI32Type();
-  Value groupBarrier = arith::AddIOp::create(
-      b, loc, arith::IndexCastUIOp::create(b, loc, i32, warpgroup),
-      arith::ConstantIntOp::create(b, loc, 1, 32));
+  // Products in turn (FlashAttention-3's ping-pong): warpgroup g issues
+  // its products after barrier 1 + g (its own 128 threads waiting, the
+  // warpgroup before it arriving), then arrives at the next one's, so that
+  // one's softmax runs while another's products do. That keeps the
+  // warpgroups in step, which costs more than it gives where a softmax
+  // waits on memory: not with inputs read per score (H100, 2026-12-06: the
+  // bias program 9% slower in turn, the others 3-14% faster).
+  bool productsInTurn = prefetched.empty();
+  Value pairThreads =
+      arith::ConstantIntOp::create(b, loc, 2 * kGroupThreads, 32);
+  auto turnBarrier = [&](Value group) -> Value {
+    return arith::AddIOp::create(
+        b, loc, arith::IndexCastUIOp::create(b, loc, i32, group),
+        arith::ConstantIntOp::create(b, loc, 1, 32));
+  };
+  Value ownTurn = turnBarrier(warpgroup);
+  Value nextTurn = turnBarrier(arith::RemUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, warpgroup, one),
+      indexConst(b, loc, groups)));
+  auto awaitTurn = [&] {
+    if (productsInTurn)
+      NVVM::BarrierOp::create(b, loc, Type(), ownTurn, pairThreads,
+                              /*reductionOp=*/nullptr,
+                              /*reductionPredicate=*/Value());
+  };
+  auto passTurn = [&] {
+    if (productsInTurn)
+      NVVM::BarrierArriveOp::create(b, loc, nextTurn, pairThreads);
+  };
 
   // The running state of the rows' softmax: the output, each row's
   // maximum and (the thread's part of) its sum.
@@ -690,14 +755,15 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
             b, loc, scores,
             advance(b, loc, descQ, layout.queries(0, h) + k * kMmaK * 2),
             advance(b, loc, descK, layout.keyBox(h, 0) + k * kMmaK * 2),
-            kAttentionTilesKeys, element, /*accumulate=*/h + k > 0,
-            /*keyMajorB=*/true);
+            kAttentionTilesKeys, element, /*accumulate=*/h + k > 0);
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     return scores;
   };
-  // Issues O += P V of step `step` (once its V is in; P in shared memory):
-  // over the keys' 64-row chunks and 16 keys an MMA.
-  auto issueOutput = [&](Value step, Value output) {
+  // Issues O += P V of step `step` (once its V is in), P from registers
+  // (`words`: the thread's probabilities, two to a word, in the order of
+  // the scores' fragment, which is A's for each 16 keys): over the keys'
+  // 64-row chunks and 16 keys an MMA.
+  auto issueOutput = [&](Value step, Value output, ValueRange words) {
     Value stage = stageOf(step);
     waitForPhase(
         b, loc, full,
@@ -705,13 +771,14 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         parityOf(step));
     Value descV = descriptorAt(stageOffset(stage, layout.values(0)), kBoxBytes);
     for (int64_t chunk = 0; chunk < kAttentionTilesKeys / kBox; ++chunk)
-      for (int64_t k = 0; k < kBox / kMmaK; ++k)
-        output =
-            multiply(b, loc, output,
-                     advance(b, loc, descP, chunk * kBoxBytes + k * kMmaK * 2),
-                     advance(b, loc, descV,
-                             layout.valueBox(chunk, 0) + k * kMmaK * kBox * 2),
-                     head, element, /*accumulate=*/true, /*keyMajorB=*/false);
+      for (int64_t k = 0; k < kBox / kMmaK; ++k) {
+        int64_t slice = chunk * (kBox / kMmaK) + k;
+        output = multiplyRegisterA(
+            b, loc, output, words.slice(4 * slice, 4),
+            advance(b, loc, descV,
+                    layout.valueBox(chunk, 0) + k * kMmaK * kBox * 2),
+            head, element);
+      }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     return output;
   };
@@ -732,10 +799,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // and keys past the ends evaluated at the last ones, then keys past the
   // end masked), each row's new maximum over the quad of lanes sharing it,
   // the probabilities against it as pairs rounded to the operands' type,
-  // and the factor of the rows' previous output and sums (which are
-  // rescaled here).
+  // each pair a 32-bit word (the A operand of P V), and the factor of the
+  // rows' previous output and sums (which are rescaled here).
   struct Probabilities {
-    SmallVector<Value> pairs;
+    SmallVector<Value> words;
     Value scale[2];
   };
   auto softmax = [&](Value scores, Value step,
@@ -870,12 +937,16 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
           arith::NegFOp::create(b, loc, offset[(i / 2) % 2])));
     for (int64_t h = 0; h < 2; ++h)
       state.sum[h] = add(state.sum[h], tree(rowValues(e, h), add));
-    for (int64_t i = 0; i < count; i += 2)
-      p.pairs.push_back(
-          roundTo(b, loc,
-                  vector::FromElementsOp::create(b, loc, pairType,
-                                                 ValueRange{e[i], e[i + 1]}),
-                  element));
+    for (int64_t i = 0; i < count; i += 2) {
+      Value pair = roundTo(b, loc,
+                           vector::FromElementsOp::create(
+                               b, loc, pairType, ValueRange{e[i], e[i + 1]}),
+                           element);
+      p.words.push_back(vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
+          ArrayRef<int64_t>{0}));
+    }
     return p;
   };
   // The output rescaled to the rows' new maxima.
@@ -889,42 +960,11 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     }
     return output;
   };
-  // The probabilities into the warpgroup's swizzled tiles: pair c of row
-  // r, in 8-column unit u of the 64 x 64 tile of its keys, at unit
-  // u ^ (r % 8) (r % 8 is the lane's quad row); then fenced for the tensor
-  // cores (the async proxy) and awaited by every warp of the warpgroup.
-  auto storeProbabilities = [&](const Probabilities &p) {
-    for (auto [n, pair] : llvm::enumerate(p.pairs)) {
-      int64_t i = 2 * n, h = (i / 2) % 2, j = i / 4;
-      Value unit =
-          arith::XOrIOp::create(b, loc, indexConst(b, loc, j % 8), quadRow);
-      Value at = arith::AddIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc, indexConst(b, loc, (j / 8) * kBox * kBox),
-              arith::MulIOp::create(b, loc, groupRow[h],
-                                    indexConst(b, loc, kBox))),
-          arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(b, loc, unit, indexConst(b, loc, 8)),
-              quadColumn));
-      vector::StoreOp::create(b, loc, pair, probabilities, ValueRange{at},
-                              /*nontemporal=*/false,
-                              vectorAlignment(element, 2));
-    }
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
-    NVVM::BarrierOp::create(b, loc, Type(), groupBarrier,
-                            arith::ConstantIntOp::create(b, loc, 128, 32),
-                            /*reductionOp=*/nullptr,
-                            /*reductionPredicate=*/Value());
-  };
-
   // Step j's products overlap the softmax: S of step j is issued with
-  // O += P V of step j - 1 (P in shared memory), and its softmax runs while
-  // that product does; then the output is rescaled and P of step j stored.
-  // Step 0's S and softmax come before the loop, the last P V after it.
+  // O += P V of step j - 1 (P in registers, carried from the step before),
+  // and its softmax runs while that product does; then the output is
+  // rescaled. Step 0's S and softmax come before the loop, the last P V
+  // after it.
   auto online = scf::IfOp::create(
       b, loc, TypeRange{outputType, f32, f32, f32, f32},
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, keyTiles, zero),
@@ -932,8 +972,16 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(online.thenBlock());
+    // The first warpgroup's turn comes first.
+    if (productsInTurn)
+      emitIf(b, loc,
+             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
+                                   indexConst(b, loc, groups - 1)),
+             passTurn);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    awaitTurn();
     Value first = issueScores(zero);
+    passTurn();
     for (int64_t ahead = 0; ahead <= kPrefetchTiles; ++ahead)
       prefetchTile(indexConst(b, loc, ahead));
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -944,11 +992,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     FailureOr<Probabilities> p = softmax(first, zero, state);
     if (failed(p))
       return failure();
-    storeProbabilities(*p);
-    auto loop =
-        scf::ForOp::create(b, loc, one, keyTiles, one,
-                           ValueRange{state.output, state.max[0], state.max[1],
-                                      state.sum[0], state.sum[1]});
+    SmallVector<Value> initial{state.output, state.max[0], state.max[1],
+                               state.sum[0], state.sum[1]};
+    llvm::append_range(initial, p->words);
+    auto loop = scf::ForOp::create(b, loc, one, keyTiles, one, initial);
     {
       OpBuilder::InsertionGuard body(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -956,8 +1003,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       Value step = loop.getInductionVar();
       Value previous = arith::SubIOp::create(b, loc, step, one);
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      awaitTurn();
       Value scores = issueScores(step);
-      Value output = issueOutput(previous, carried[0]);
+      Value output = issueOutput(previous, carried[0], carried.drop_front(5));
+      passTurn();
       prefetchTile(arith::AddIOp::create(b, loc, step,
                                          indexConst(b, loc, kPrefetchTiles)));
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
@@ -969,14 +1018,17 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       release(previous, kValuesReleased);
       next.output = rescale(output, *p);
-      storeProbabilities(*p);
-      scf::YieldOp::create(b, loc,
-                           ValueRange{next.output, next.max[0], next.max[1],
-                                      next.sum[0], next.sum[1]});
+      SmallVector<Value> yielded{next.output, next.max[0], next.max[1],
+                                 next.sum[0], next.sum[1]};
+      llvm::append_range(yielded, p->words);
+      scf::YieldOp::create(b, loc, yielded);
     }
     Value last = arith::SubIOp::create(b, loc, keyTiles, one);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    Value output = issueOutput(last, loop.getResult(0));
+    awaitTurn();
+    Value output =
+        issueOutput(last, loop.getResult(0), loop.getResults().drop_front(5));
+    passTurn();
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     release(last, kValuesReleased);
     scf::YieldOp::create(b, loc,

@@ -6,30 +6,36 @@
 // collapsed, so that TMA fills zeros past each batch's rows) in 64 x 64
 // boxes; a block of 384 threads per batch and 128 query rows, with the
 // tiles in dynamic shared memory (Q 16 KiB, two stages of K and V 32 KiB
-// each, the probabilities 32 KiB, 1 KiB of alignment slack). The last
+// each, 1 KiB of alignment slack). The last
 // warpgroup loads: Q once, then each step's K and V, each after the
-// "empty" barrier of its tile's previous round (K and V released apart).
-// The other two multiply. Step 0: S = Q K^T in 4 MMAs of 16 along the head
+// "empty" barrier of its tile's previous round (K and V released apart),
+// keeping 24 registers a thread; the other two multiply, with 240 (D = 64).
+// They issue their products in turn (named barriers 1 and 2 of 256
+// threads: a warpgroup waits at its own, then arrives at the other's; the
+// second arrives at the first's before step 0). Step 0: S = Q K^T in 4
+// MMAs of 16 along the head
 // (K read K-major: B `col`, the first MMA replacing the accumulator), K
 // released, the scores' math (the scale) for pairs of adjacent keys, its
 // roundings to bf16 packed conversions with a zero low half (no scalar
 // truncf),
 // keys past the end masked only in a partial step, the rows' maxima over the lane quads (shuffles 1 and 2),
-// ex2.approx, the probabilities stored as bf16 pairs into the warpgroup's
-// swizzled tiles, fenced for the async proxy, a named barrier of the
-// warpgroup's 128 threads. Each later step issues its S with the previous
-// step's O += P V (8 MMAs, V N-major: B `row`), waits for S alone (wait
-// group 1) and runs its softmax while P V runs, then waits for that,
-// releases its V, rescales O and stores P. The last P V after the loop.
+// ex2.approx, the probabilities rounded to bf16 pairs, each a 32-bit word
+// kept in registers (carried by the loop: the output, two maxima, two
+// sums, 32 words). Each later step issues its S with the previous step's
+// O += P V (8 MMAs with A from registers, inline PTX, four words each; V
+// N-major: trans-b 1), waits for S alone (wait group 1) and runs its
+// softmax while P V runs, then waits for that, releases its V and rescales
+// O. Nothing goes through shared memory but Q, K and V. The last P V after
+// the loop.
 // CHECK-LABEL: func.func @prefill
 // CHECK: memref.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : memref<2x4x?x64xbf16> into memref<8x?x64xbf16>
 // CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
-// CHECK-SAME: dynamic_shared_memory_size %c115712_i32
+// CHECK-SAME: dynamic_shared_memory_size %c82944_i32
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
-// CHECK: nvvm.setmaxregister  decrease 56
+// CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvgpu.tma.async.load
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait
@@ -38,11 +44,17 @@
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvgpu.mbarrier.arrive.expect_tx
 // CHECK: nvgpu.tma.async.load
-// CHECK: nvvm.setmaxregister  increase 224
+// CHECK: nvvm.setmaxregister  increase 240
+// CHECK: %[[OWN:.+]] = arith.addi %{{.+}}, %c1_i32{{.*}} : i32
+// CHECK: %[[NEXT:.+]] = arith.addi %{{.+}}, %c1_i32{{.*}} : i32
+// CHECK: scf.if %{{[0-9]+}} {{[{]$}}
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-NOT: arith.truncf %{{[0-9]+}} : f32 to bf16
@@ -53,25 +65,31 @@
 // CHECK: gpu.shuffle  xor %{{.+}}, %c2_i32
 // CHECK: math.fma
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<8192xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32
-// CHECK: scf.for
+// CHECK-COUNT-32: vector.bitcast %{{.+}} : vector<2xbf16> to vector<1xi32>
+// CHECK-NOT: vector.store %{{.+}} : memref<{{.+}}, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvvm.barrier id
+// CHECK: scf.for %{{.+}} iter_args(%{{[a-z0-9]+}} = %{{[0-9]+}}, %{{[a-z0-9]+}} = %{{[0-9]+}}, %{{[a-z0-9]+}} = %{{[0-9]+}}, %{{[a-z0-9]+}} = %{{[0-9]+}}, %{{[a-z0-9]+}} = %{{[0-9]+}}, %[[W0:arg[0-9]+]] = %{{[0-9]+}}, %[[W1:arg[0-9]+]] = %{{[0-9]+}}, %[[W2:arg[0-9]+]] = %{{[0-9]+}}, %[[W3:arg[0-9]+]] = %{{[0-9]+}},
+// CHECK-SAME: -> (!llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>, f32, f32, f32, f32, i32, i32,
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $37, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.+}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.+}},=f,r,r,r,r,l,r,0,{{.+}},31" %[[W0]], %[[W1]], %[[W2]], %[[W3]],
+// CHECK-COUNT-7: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvgpu.mbarrier.arrive
-// CHECK: vector.store %{{.+}} : memref<8192xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
-// CHECK: nvvm.barrier id
+// CHECK-NOT: vector.store %{{.+}} : memref<{{.+}}, #gpu.address_space<workgroup>>
 // CHECK: scf.yield
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
+// CHECK-COUNT-8: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<2x4x?x64xbf16>, vector<2xbf16>
 // CHECK-NOT: fusion.
@@ -85,7 +103,7 @@
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-SAME: cvt.rn.bf16x2.f32
 // PTX-SAME: ex2.approx.ftz.f32
-// PTX-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 // CUBIN: gpu.binary @prefill_k0_module
 // CUBIN-SAME: bin = "\7FELF
 func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
@@ -109,7 +127,7 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
 // waves of blocks (over the device's multiprocessors) weighed 13 take
 // fewer than those of two warpgroups and 128 rows weighed 10; else that
 // narrow launch (`_narrow`, as a plan of 384 threads). The wide block:
-// Q 24 KiB, the probabilities 48 KiB, each stage's "empty" barriers
+// Q 24 KiB and two stages of K and V, each stage's "empty" barriers
 // counting 12 warps; the loading warpgroup keeps 24 registers a thread and
 // the others 160 (the block's pool: 128 for each of 512 threads). Q's rows
 // in three TMA boxes, one per warpgroup.
@@ -122,7 +140,7 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
 // CHECK: scf.if %[[CHOICE]] {
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
-// CHECK-SAME: dynamic_shared_memory_size %c140288_i32 module(@prefill_wide_k0_module) function(@prefill_wide_k0)
+// CHECK-SAME: dynamic_shared_memory_size %c91136_i32 module(@prefill_wide_k0_module) function(@prefill_wide_k0)
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: nvgpu.mbarrier.init %{{.+}}[%{{.+}}], %c12 :
@@ -135,8 +153,9 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
 // CHECK: } else {
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
-// CHECK-SAME: dynamic_shared_memory_size %c115712_i32 module(@prefill_wide_k0_narrow_module) function(@prefill_wide_k0_narrow)
-// CHECK: nvvm.setmaxregister  decrease 56
+// CHECK-SAME: dynamic_shared_memory_size %c82944_i32 module(@prefill_wide_k0_narrow_module) function(@prefill_wide_k0_narrow)
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: nvvm.setmaxregister  increase 240
 // PTX: gpu.binary @prefill_wide_k0_module
 // PTX-SAME: .maxntid 512, 1, 1
 // PTX-SAME: setmaxnreg.dec.sync.aligned.u32 \0924;
@@ -277,9 +296,11 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // two key tiles ahead (prefetch), tiles 0 to 2 before the loop, then one
 // tile a step while the products run; the bias is then read per score,
 // a pair of keys as two loads, the second's key at most the row's last
-// (in bounds where the first is the last key).
+// (in bounds where the first is the last key). The warpgroups do not take
+// turns (a softmax waiting on memory would hold the other's products).
 // CHECK-LABEL: func.func @prefill_bias
 // CHECK: gpu.launch
+// CHECK-NOT: nvvm.barrier.arrive
 // CHECK-COUNT-6: nvvm.prefetch level = L2
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.mma_async
@@ -304,4 +325,43 @@ func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
     fusion.yield %o : tensor<2x4x?x64xbf16>
   }
   return %0 : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
+// D = 128: the loader keeps 56 registers and the multiplying warpgroups
+// 224, taking turns; with a bias read per score, 24 and 240, no turns.
+// P V is 8 MMAs of 64 x 128 x 16 with A from registers.
+// CHECK-LABEL: func.func @prefill_d128
+// CHECK: nvvm.setmaxregister  decrease 56
+// CHECK: nvvm.setmaxregister  increase 224
+// CHECK: nvvm.barrier.arrive
+// CHECK-COUNT-8: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.+}}, $63}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;
+// CHECK-LABEL: func.func @prefill_d128_bias
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: nvvm.setmaxregister  increase 240
+// CHECK-NOT: nvvm.barrier.arrive
+// CHECK: return
+func.func @prefill_d128(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
+  %0 = fusion.kernel attention "prefill_d128_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
+  ^bb0(%a: tensor<1x2x?x128xbf16>, %b: tensor<1x2x?x128xbf16>, %c: tensor<1x2x?x128xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<1x2x?x128xbf16> -> tensor<1x2x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<1x2x?x128xbf16>, tensor<1x2x128x?xbf16>) -> tensor<1x2x?x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<1x2x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<1x2x?x?xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
+    fusion.yield %o : tensor<1x2x?x128xbf16>
+  }
+  return %0 : tensor<1x2x?x128xbf16>
+}
+func.func @prefill_d128_bias(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>, %bias: tensor<1x2x?x?xbf16>) -> tensor<1x2x?x128xbf16> {
+  %0 = fusion.kernel attention "prefill_d128_bias_k0" (%q, %k, %v, %bias) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>} : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x?xbf16>) -> tensor<1x2x?x128xbf16> {
+  ^bb0(%a: tensor<1x2x?x128xbf16>, %b: tensor<1x2x?x128xbf16>, %c: tensor<1x2x?x128xbf16>, %d: tensor<1x2x?x?xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<1x2x?x128xbf16> -> tensor<1x2x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<1x2x?x128xbf16>, tensor<1x2x128x?xbf16>) -> tensor<1x2x?x?xbf16>
+    %t = fusion.add %s, %d : (tensor<1x2x?x?xbf16>, tensor<1x2x?x?xbf16>) -> tensor<1x2x?x?xbf16>
+    %p = fusion.softmax %t axis = 3 : tensor<1x2x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<1x2x?x?xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
+    fusion.yield %o : tensor<1x2x?x128xbf16>
+  }
+  return %0 : tensor<1x2x?x128xbf16>
 }
