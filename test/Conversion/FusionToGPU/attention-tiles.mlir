@@ -293,7 +293,7 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 
 // A bias read per score (f32, broadcast over the batch): each thread asks
 // L2 for its two lines of the warpgroup's 64 rows x 128 keys of the bias
-// two key tiles ahead (prefetch), tiles 0 to 2 before the loop, then one
+// one key tile ahead (prefetch), tiles 0 and 1 before the loop, then one
 // tile a step while the products run; the bias is then read per score,
 // a pair of keys as two loads, the second's key at most the row's last
 // (in bounds where the first is the last key). The warpgroups do not take
@@ -301,7 +301,8 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // CHECK-LABEL: func.func @prefill_bias
 // CHECK: gpu.launch
 // CHECK-NOT: nvvm.barrier.arrive
-// CHECK-COUNT-6: nvvm.prefetch level = L2
+// CHECK-COUNT-4: nvvm.prefetch level = L2
+// CHECK-NOT: nvvm.prefetch level = L2
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-COUNT-2: nvvm.prefetch level = L2
