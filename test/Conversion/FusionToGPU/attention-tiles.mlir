@@ -4,12 +4,16 @@
 
 // attention_tiles: on the host, 3-D tensor maps of Q, K and V (batch axes
 // collapsed, so that TMA fills zeros past each batch's rows) in 64 x 64
-// boxes; a block of 384 threads per batch and 128 query rows, with the
-// tiles in dynamic shared memory (Q 16 KiB, two stages of K and V 32 KiB
-// each, 1 KiB of alignment slack). The last
-// warpgroup loads: Q once, then each step's K and V, each after the
-// "empty" barrier of its tile's previous round (K and V released apart),
-// keeping 24 registers a thread; the other two multiply, with 240 (D = 64).
+// boxes; a persistent launch of blocks of 384 threads, as many as the
+// device has multiprocessors (or tiles, if fewer), each going through the
+// tiles of a batch's 128 query rows a grid apart (`done`, the steps of its
+// tiles before, numbers the stages' rounds), with the tiles in dynamic
+// shared memory (Q 16 KiB, two stages of K and V 32 KiB each, 1 KiB of
+// alignment slack). The last warpgroup loads: a tile's Q once the
+// multiplying warps have released the tile before's, then each step's K
+// and V, each after the "empty" barrier of its stage's previous round (K
+// and V released apart), keeping 24 registers a thread; the other two
+// multiply, with 240 (D = 64), and release Q after their tile's last S.
 // They issue their products in turn (named barriers 1 and 2 of 256
 // threads: a warpgroup waits at its own, then arrives at the other's; the
 // second arrives at the first's before step 0). Step 0: S = Q K^T in 4
@@ -25,17 +29,23 @@
 // O += P V (8 MMAs with A from registers, inline PTX, four words each; V
 // N-major: trans-b 1), waits for S alone (wait group 1) and runs its
 // softmax while P V runs, then waits for that, releases its V and rescales
-// O. Nothing goes through shared memory but Q, K and V. The last P V after
-// the loop.
+// O. Nothing goes through shared memory but Q, K and V. Q released, the
+// last P V after the loop; the next tile's loads run meanwhile.
 // CHECK-LABEL: func.func @prefill
+// CHECK: %[[MPS:.+]] = arith.index_cast %{{.+}} : i64 to index
 // CHECK: memref.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : memref<2x4x?x64xbf16> into memref<8x?x64xbf16>
 // CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
-// CHECK: gpu.launch
+// CHECK: %[[PERSISTENT:.+]] = arith.minui %{{.+}}, %[[MPS]] : index
+// CHECK: arith.maxui %[[PERSISTENT]], %c1
+// CHECK: gpu.launch blocks(%[[BLOCK:[a-z0-9]+]], {{[^)]+}}) in (%[[GRIDDIM:[a-z0-9]+]] = %{{[0-9]+}},
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
 // CHECK-SAME: dynamic_shared_memory_size %c82944_i32
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
 // CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: scf.for %[[TILE:.+]] = %[[BLOCK]] to %{{.+}} step %[[GRIDDIM]] iter_args(%[[DONE:.+]] = %c0
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive.expect_tx
 // CHECK: nvgpu.tma.async.load
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait
@@ -45,10 +55,11 @@
 // CHECK: nvgpu.mbarrier.arrive.expect_tx
 // CHECK: nvgpu.tma.async.load
 // CHECK: nvvm.setmaxregister  increase 240
+// CHECK: scf.if %{{[0-9]+}} {{[{]$}}
+// CHECK: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: scf.for %{{.+}} = %[[BLOCK]] to %{{.+}} step %[[GRIDDIM]] iter_args(%{{.+}} = %c0
 // CHECK: %[[OWN:.+]] = arith.addi %{{.+}}, %c1_i32{{.*}} : i32
 // CHECK: %[[NEXT:.+]] = arith.addi %{{.+}}, %c1_i32{{.*}} : i32
-// CHECK: scf.if %{{[0-9]+}} {{[{]$}}
-// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
@@ -85,6 +96,7 @@
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-NOT: vector.store %{{.+}} : memref<{{.+}}, #gpu.address_space<workgroup>>
 // CHECK: scf.yield
+// CHECK: nvgpu.mbarrier.arrive %{{.+}}[%c4{{.*}}] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK-COUNT-8: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
@@ -142,7 +154,7 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
 // CHECK-SAME: dynamic_shared_memory_size %c91136_i32 module(@prefill_wide_k0_module) function(@prefill_wide_k0)
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
 // CHECK: nvgpu.mbarrier.init %{{.+}}[%{{.+}}], %c12 :
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: arith.cmpi eq, %{{.+}}, %c384 : index
@@ -297,9 +309,14 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // tile a step while the products run; the bias is then read per score,
 // a pair of keys as two loads, the second's key at most the row's last
 // (in bounds where the first is the last key). The warpgroups do not take
-// turns (a softmax waiting on memory would hold the other's products).
+// turns (a softmax waiting on memory would hold the other's products),
+// and the launch is not persistent: a block per tile, no loop over tiles,
+// Q not released.
 // CHECK-LABEL: func.func @prefill_bias
+// CHECK: %[[MPS:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK-NOT: arith.minui %{{.+}}, %[[MPS]]
 // CHECK: gpu.launch
+// CHECK-NOT: iter_args(%{{.+}} = %c0) -> (index)
 // CHECK-NOT: nvvm.barrier.arrive
 // CHECK-COUNT-4: nvvm.prefetch level = L2
 // CHECK-NOT: nvvm.prefetch level = L2
@@ -313,6 +330,7 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // CHECK: %[[NEXT:.+]] = arith.addi %[[FIRST]], %c1
 // CHECK: %[[SECOND:.+]] = arith.minui %[[NEXT]], %[[LAST]] : index
 // CHECK: memref.load %{{.+}}{{\[}}%{{.+}}, %{{.+}}, %{{.+}}, %[[SECOND]]] : memref<1x4x?x?xf32>
+// CHECK-NOT: nvgpu.mbarrier.arrive %{{.+}}[%c4
 func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<1x4x?x?xf32>) -> tensor<2x4x?x64xbf16> {
   %0 = fusion.kernel attention "prefill_bias_k0" (%q, %k, %v, %bias) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<1x4x?x?xf32>) -> tensor<2x4x?x64xbf16> {
   ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>, %d: tensor<1x4x?x?xf32>):
