@@ -70,6 +70,14 @@ def _bias(dim):
   %t = fusion.add %d, %bias : ({s}, tensor<1x{HEADS}x?x?xf32>) -> {s}"""
 
 
+def _own_bias(dim):
+    s = f"tensor<{BATCH}x{HEADS}x?x?x"
+    return f"""  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %d = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
+  %bf = fusion.convert %bias : {s}bf16> to {s}f32>
+  %t = fusion.add %d, %bf : ({s}f32>, {s}f32>) -> {s}f32>"""
+
+
 # name -> (head size, score math); `bias` takes an additive bias per head
 # (an ALiBi-like or causal mask, f32, broadcast over the batch).
 PROGRAMS = {
@@ -112,6 +120,11 @@ func.func @prefill_lse(%q: {_T}, %k: {_T}, %v: {_T}) -> ({_T}, tensor<{BATCH}x{H
 }}
 """
 PROGRAMS["prefill_lse"] = (128, None)
+# A bf16 bias of each batch's own at D = 64: checked, not timed (a bias of
+# another type and width in shared memory, and three multiplying warpgroups).
+_OWN_BIAS = _attention("prefill_bias_d64", 64, _own_bias(64),
+                       extra_args=f", %bias: tensor<{BATCH}x{HEADS}x?x?xbf16>")
+PROGRAMS["prefill_bias_d64"] = (64, None)
 
 
 TOLERANCE = 1e-2  # bf16 output, relative norm error
@@ -166,7 +179,7 @@ CAUSAL = sorted(set(CAUSAL_CHECKS) | {(n, n, 0) for n in BENCH_LENGTHS})
 MODULE = "".join(
     _attention(name, dim, math(dim),
                extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
-    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + "".join(
+    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + _OWN_BIAS + "".join(
         _causal(*case) for case in CAUSAL)
 
 
@@ -209,7 +222,7 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
                     rand(BATCH, KV_HEADS, 1, sk, dim)]
         args = [rand(BATCH, HEADS, sq, dim), rand(BATCH, HEADS, sk, dim),
                 rand(BATCH, HEADS, sk, dim)]
-        if name == "prefill_bias":
+        if name in ("prefill_bias", "prefill_bias_d64"):
             # Causal (aligned at the end, as when queries are the last
             # tokens) with an ALiBi-like slope per head; every row keeps a key.
             i = torch.arange(sq, device="cuda")[:, None] + (sk - sq)
@@ -218,7 +231,11 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
             bias = -slopes[:, None, None] * (i - j).abs()
             bias = torch.where(j <= i.clamp(min=0), bias, float("-inf"))
             bias[:, :, 0] = torch.where(torch.isinf(bias[:, :, 0]), 0.0, bias[:, :, 0])
-            args.append(bias[None].float().contiguous())
+            if name == "prefill_bias":
+                args.append(bias[None].float().contiguous())
+            else:
+                args.append((bias + 0.5 * torch.randn(BATCH, HEADS, sq, sk, device="cuda",
+                                                      generator=g)).bfloat16().contiguous())
         return args
 
     def reference(name, q, k, v, bias=None):
@@ -317,7 +334,7 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
         return row
 
     for name in programs:
-        if name not in PROGRAMS or name == "prefill_lse":
+        if name not in PROGRAMS or name in ("prefill_lse", "prefill_bias_d64"):
             continue  # checked above; timed as `prefill`, causal below
         eager = eager_fn(name)
         compiled = torch.compile(eager) if peers else None

@@ -9,7 +9,10 @@
 // each tile refilled once the multiplying warps release it (an "empty"
 // mbarrier per tile and stage, as in the warp-specialized matmul; K's
 // released as soon as its scores are computed, so that the next K loads a
-// step ahead). The others multiply 64 query rows each: S = Q K^T with
+// step ahead), and between them, where they can be staged, each
+// multiplying warpgroup's rows of the step's inputs read per score (a
+// bias; else those are read from global memory, score by score). The
+// others multiply 64 query rows each: S = Q K^T with
 // warpgroup MMA (K read K-major), the scores' math (scale, mask, bias,
 // soft-cap: the kernel body's at that point, PointEvaluator) on the
 // accumulator in registers, the online softmax (running maximum and sum
@@ -126,12 +129,20 @@ constexpr int64_t kKeysReleased = 0;
 constexpr int64_t kValuesReleased = kStages;
 constexpr int64_t kQueriesReleased = 2 * kStages;
 constexpr int64_t kEmptyBarriers = kQueriesReleased + 1;
+/// With inputs read per score staged (below), a barrier more of each group
+/// per multiplying warpgroup: its rows of them loaded, and released.
+constexpr int64_t kScoresLoaded = kFullBarriers;
+constexpr int64_t kScoresReleased = kEmptyBarriers;
+/// The shared memory a block may have (sm_90).
+constexpr int64_t kSharedBytes = 227 * 1024;
 
 /// Byte offsets of the tiles in shared memory (from a swizzle boundary),
-/// for head size `head` and `groups` multiplying warpgroups.
+/// for head size `head`, `groups` multiplying warpgroups, and `scoreBytes`
+/// a warpgroup of inputs read per score staged per step.
 struct SharedLayout {
   int64_t head;
   int64_t groups;
+  int64_t scoreBytes = 0;
 
   constexpr int64_t headBoxes() const { return head / kBox; }
   /// Q: warpgroup g's rows, box b of the head at (g * headBoxes + b).
@@ -159,12 +170,19 @@ struct SharedLayout {
   constexpr int64_t valueBox(int64_t keyChunk, int64_t box) const {
     return (keyChunk * headBoxes() + box) * kBoxBytes;
   }
-  constexpr int64_t total() const { return keys(kStages); }
+  /// Warpgroup g's rows of the step's inputs read per score (one buffer:
+  /// they are read at the start of its softmax, and the next step's load
+  /// during the rest of it and the products).
+  constexpr int64_t scores(int64_t group) const {
+    return keys(kStages) + group * scoreBytes;
+  }
+  constexpr int64_t total() const { return scores(groups); }
 };
-static_assert(SharedLayout{128, 2}.total() + kSwizzleAlignment <= 227 * 1024 &&
+static_assert(SharedLayout{128, 2}.total() + kSwizzleAlignment <=
+                  kSharedBytes &&
               SharedLayout{kAttentionTilesWideMaxHead, 3}.total() +
                       kSwizzleAlignment <=
-                  227 * 1024);
+                  kSharedBytes);
 
 /// A warpgroup MMA's shared-memory matrix descriptor (PTX ISA, "Matrix
 /// Descriptor Format") of the 128-byte-swizzled tile at shared address
@@ -274,20 +292,36 @@ Value shuffleXor(OpBuilder &b, Location loc, Value value, int32_t offset) {
 
 class AttentionTiles {
 public:
+  /// With `stageScores`, the inputs read per score come to shared memory
+  /// by TMA (canStageScores must hold); else each thread reads its scores'
+  /// from global memory.
   AttentionTiles(Location loc, KernelOp kernel, KernelPlanAttr plan,
                  const KernelBuffers &buffers,
-                 const AttentionKernelShape &shape, StringRef nameSuffix = "")
+                 const AttentionKernelShape &shape, StringRef nameSuffix = "",
+                 bool stageScores = false)
       : loc(loc), kernel(kernel), buffers(buffers), shape(shape),
-        nameSuffix(nameSuffix),
-        head(shapeOf(shape.queries).back()),
+        nameSuffix(nameSuffix), head(shapeOf(shape.queries).back()),
         groups(plan.getThreads() / kGroupThreads - 1),
-        blockRows(attentionTilesQueries(plan.getThreads())),
-        layout{head, groups},
-        element(getElementTypeOrSelf(shape.queries.getType())) {}
+        blockRows(attentionTilesQueries(plan.getThreads())), layout{head,
+                                                                    groups},
+        element(getElementTypeOrSelf(shape.queries.getType())),
+        scoreInputs(perScoreInputs()), stageScores(stageScores) {
+    if (stageScores)
+      layout.scoreBytes = scoreBytesOf(scoreInputs);
+  }
+
+  /// Whether the inputs read per score can be staged: there are some, each
+  /// reached from the scores through elementwise math only (so read at the
+  /// scores' own row and key), of a type TMA loads (f32, bf16, f16), and
+  /// their tiles fit in shared memory beside the others.
+  bool canStageScores() const;
+  /// On the host: whether every staged input is where TMA can read it (its
+  /// start and rows on 16-byte boundaries).
+  Value scoresAligned(OpBuilder &b) const;
 
   /// The launch: persistent (a block per multiprocessor going through the
   /// tiles a grid apart), but under a key limit or with inputs read per
-  /// score.
+  /// score from global memory.
   LogicalResult emit(OpBuilder &b, Value multiprocessors);
   /// On the host: the launch's blocks, a batch's query rows a block.
   Value blocksOf(OpBuilder &b) const {
@@ -307,6 +341,11 @@ private:
   Value inputBuffer(BlockArgument arg) const {
     return buffers.inputs[arg.getArgNumber()];
   }
+  /// Whether the softmax reads inputs per score from global memory (not
+  /// staged).
+  bool readsScoresFromMemory() const {
+    return !scoreInputs.empty() && !stageScores;
+  }
   /// Input `arg` (`[batch..., rows, head]`) as `[batches, rows, head]`.
   Value asBatches(OpBuilder &b, BlockArgument arg) const;
   /// The batch of input `arg` that the output's batch `batch` (a
@@ -321,7 +360,20 @@ private:
   /// The inputs the scores' math reads per score (a bias of [..., Sq, Sk]):
   /// kernel inputs other than Q, K and V that vary along both the rows and
   /// the keys.
-  SmallVector<BlockArgument> perScoreInputs();
+  SmallVector<BlockArgument> perScoreInputs() const;
+  /// Bytes of a warpgroup's rows of `inputs` over a step's keys.
+  static int64_t scoreBytesOf(ArrayRef<BlockArgument> inputs) {
+    int64_t bytes = 0;
+    for (BlockArgument arg : inputs)
+      bytes += kGroupRows * kAttentionTilesKeys *
+               getElementTypeOrSelf(arg.getType()).getIntOrFloatBitWidth() / 8;
+    return bytes;
+  }
+  /// Elements of an input read per score in a 128-byte swizzled row.
+  static int64_t scoreBoxColumns(BlockArgument arg) {
+    return 128 * 8 /
+           getElementTypeOrSelf(arg.getType()).getIntOrFloatBitWidth();
+  }
 
   Location loc;
   KernelOp kernel;
@@ -335,8 +387,11 @@ private:
   bool persistent = false;
   SharedLayout layout;
   Type element;
-  /// On the host: the tensor maps of Q, K and V.
+  SmallVector<BlockArgument> scoreInputs;
+  bool stageScores;
+  /// On the host: the tensor maps of Q, K and V, and of the staged inputs.
   Value mapQ, mapK, mapV;
+  SmallVector<Value> scoreMaps;
 };
 
 } // namespace
@@ -352,13 +407,15 @@ Value AttentionTiles::batchOf(OpBuilder &b, BlockArgument arg,
                         batch);
 }
 
-SmallVector<BlockArgument> AttentionTiles::perScoreInputs() {
+SmallVector<BlockArgument> AttentionTiles::perScoreInputs() const {
   SetVector<BlockArgument> found;
-  SmallVector<Value> work{shape.softmax.getX()};
+  SoftmaxOp softmaxOp = shape.softmax;
+  MatmulOp scoresOp = shape.scores;
+  SmallVector<Value> work{softmaxOp.getX()};
   DenseSet<Value> seen;
   while (!work.empty()) {
     Value value = work.pop_back_val();
-    if (value == shape.scores.getResult() || !seen.insert(value).second)
+    if (value == scoresOp.getResult() || !seen.insert(value).second)
       continue;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       ArrayRef<int64_t> sizes = codegen::shapeOf(arg);
@@ -370,6 +427,67 @@ SmallVector<BlockArgument> AttentionTiles::perScoreInputs() {
     llvm::append_range(work, value.getDefiningOp()->getOperands());
   }
   return found.takeVector();
+}
+
+bool AttentionTiles::canStageScores() const {
+  if (scoreInputs.empty())
+    return false;
+  for (BlockArgument arg : scoreInputs) {
+    Type type = getElementTypeOrSelf(arg.getType());
+    if (!type.isF32() && !type.isBF16() && !type.isF16())
+      return false;
+  }
+  // Every path from the softmax's operand to them through elementwise math
+  // only (else an input might be read elsewhere than at its score's index).
+  SoftmaxOp softmaxOp = shape.softmax;
+  MatmulOp scoresOp = shape.scores;
+  SmallVector<std::pair<Value, bool>> work{{softmaxOp.getX(), true}};
+  DenseSet<Value> seen[2];
+  while (!work.empty()) {
+    auto [value, elementwise] = work.pop_back_val();
+    if (value == scoresOp.getResult() ||
+        !seen[elementwise].insert(value).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (!elementwise && llvm::is_contained(scoreInputs, arg))
+        return false;
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    for (Value operand : op->getOperands())
+      work.push_back({operand, elementwise && isElementwiseMath(op)});
+  }
+  SharedLayout staged = layout;
+  staged.scoreBytes = scoreBytesOf(scoreInputs);
+  return staged.total() + kSwizzleAlignment <= kSharedBytes;
+}
+
+Value AttentionTiles::scoresAligned(OpBuilder &b) const {
+  Value aligned = arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value zero = indexConst(b, loc, 0);
+  Value sixteen = indexConst(b, loc, 16);
+  for (BlockArgument arg : scoreInputs) {
+    Value buffer = inputBuffer(arg);
+    int64_t bytes =
+        getElementTypeOrSelf(arg.getType()).getIntOrFloatBitWidth() / 8;
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+    Value start = arith::AddIOp::create(
+        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
+        arith::MulIOp::create(b, loc, metadata.getOffset(),
+                              indexConst(b, loc, bytes)));
+    Value rowBytes = arith::MulIOp::create(
+        b, loc,
+        memref::DimOp::create(b, loc, buffer,
+                              cast<MemRefType>(buffer.getType()).getRank() - 1),
+        indexConst(b, loc, bytes));
+    for (Value at : {start, rowBytes})
+      aligned = arith::AndIOp::create(
+          b, loc, aligned,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                arith::RemUIOp::create(b, loc, at, sixteen),
+                                zero));
+  }
+  return aligned;
 }
 
 LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
@@ -508,32 +626,36 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                   ValueRange{});
   };
   auto byteConst = [&](int64_t bytes) { return indexConst(b, loc, bytes); };
+  int64_t scoreBarriers = stageScores ? groups : 0;
   Value full = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
-                                    kFullBarriers));
+                                    kFullBarriers + scoreBarriers));
   Value empty = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
-                                    kEmptyBarriers));
+                                    kEmptyBarriers + scoreBarriers));
   int64_t consumerWarps = groups * 4;
   emitIf(b, loc, isThreadZero(b, loc, ids.thread), [&] {
-    for (int64_t i = 0; i < kFullBarriers; ++i)
+    for (int64_t i = 0; i < kFullBarriers + scoreBarriers; ++i)
       nvgpu::MBarrierInitOp::create(b, loc, full, one, indexConst(b, loc, i),
                                     /*predicate=*/Value());
-    for (int64_t s = 0; s < kEmptyBarriers; ++s)
-      nvgpu::MBarrierInitOp::create(b, loc, empty,
-                                    indexConst(b, loc, consumerWarps),
-                                    indexConst(b, loc, s),
-                                    /*predicate=*/Value());
+    // The staged scores' barriers are a warpgroup's (4 warps) each.
+    for (int64_t s = 0; s < kEmptyBarriers + scoreBarriers; ++s)
+      nvgpu::MBarrierInitOp::create(
+          b, loc, empty,
+          indexConst(b, loc, s < kEmptyBarriers ? consumerWarps : 4),
+          indexConst(b, loc, s), /*predicate=*/Value());
   });
   gpu::BarrierOp::create(b, loc);
 
   Value warpgroup = uniformWarpgroup(b, loc, ids.thread);
-  // Inputs read per score (a bias) come from memory a step's softmax waits
-  // on.
-  SmallVector<BlockArgument> prefetched = perScoreInputs();
-  RoleRegisters roles = roleRegisters(groups, head, !prefetched.empty());
+  // Inputs read per score (a bias) from global memory, which a step's
+  // softmax waits on, are asked of L2 ahead.
+  SmallVector<BlockArgument> prefetched;
+  if (readsScoresFromMemory())
+    prefetched = scoreInputs;
+  RoleRegisters roles = roleRegisters(groups, head, readsScoresFromMemory());
   auto role = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
@@ -574,6 +696,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         Value batchQ = batchOf(b, shape.queries, tiles.tile.batch);
         Value batchK = batchOf(b, shape.keys, tiles.tile.batch);
         Value batchV = batchOf(b, shape.values, tiles.tile.batch);
+        SmallVector<Value> batchScores;
+        if (stageScores)
+          for (BlockArgument arg : scoreInputs)
+            batchScores.push_back(batchOf(b, arg, tiles.tile.batch));
         // Q's buffer, once the multiplying warps are done with the tile
         // before's.
         if (persistent)
@@ -614,8 +740,47 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
               b, loc, stage, indexConst(b, loc, kKeysLoaded));
           Value valuesLoaded = arith::AddIOp::create(
               b, loc, stage, indexConst(b, loc, kValuesLoaded));
-          // K's tile, then V's, each once its stage is released.
+          // K's tile, then each warpgroup's rows of the inputs read per
+          // score (staged), then V's, each once its buffer is released (the
+          // scores' once the step before's softmax has read them).
+          auto loadScores = [&] {
+            Value previousStep = arith::XOrIOp::create(
+                b, loc, parityBit(global),
+                arith::ConstantIntOp::create(b, loc, 1, 1));
+            for (int64_t g = 0; g < groups; ++g) {
+              waitForPhase(b, loc, empty,
+                           indexConst(b, loc, kScoresReleased + g),
+                           previousStep);
+              Value loaded = indexConst(b, loc, kScoresLoaded + g);
+              nvgpu::MBarrierArriveExpectTxOp::create(
+                  b, loc, full, byteConst(layout.scoreBytes), loaded,
+                  /*predicate=*/Value());
+              Value row = arith::AddIOp::create(
+                  b, loc, row0, indexConst(b, loc, g * kGroupRows));
+              int64_t offset = layout.scores(g);
+              for (auto [arg, map, batchAt] :
+                   llvm::zip(scoreInputs, scoreMaps, batchScores)) {
+                int64_t columns = scoreBoxColumns(arg);
+                Type type = getElementTypeOrSelf(arg.getType());
+                for (int64_t key = 0; key < kAttentionTilesKeys;
+                     key += columns) {
+                  nvgpu::TmaAsyncLoadOp::create(
+                      b, loc,
+                      view(byteConst(offset), {1, kGroupRows, columns}, type),
+                      full, map,
+                      ValueRange{arith::AddIOp::create(b, loc, key0,
+                                                       indexConst(b, loc, key)),
+                                 row, batchAt},
+                      loaded, /*multicastMask=*/Value(),
+                      /*predicate=*/Value());
+                  offset += kGroupRows * 128;
+                }
+              }
+            }
+          };
           for (bool values : {false, true}) {
+            if (values && stageScores)
+              loadScores();
             Value loaded = values ? valuesLoaded : keysLoaded;
             waitForPhase(
                 b, loc, empty,
@@ -670,7 +835,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // Products in turn (below): the first warpgroup's turn comes first, the
   // last arriving at its barrier (1) once; then each warpgroup's last turn
   // of a tile passes it on to the next tile.
-  bool productsInTurn = prefetched.empty();
+  bool productsInTurn = !readsScoresFromMemory();
   if (productsInTurn)
     emitIf(b, loc,
            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
@@ -899,6 +1064,53 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   auto exp2 = [&](Value x) {
     return math::Exp2Op::create(b, loc, x, arith::FastMathFlags::afn);
   };
+  // The warpgroup's rows of each staged input (a step's keys in boxes of
+  // 128-byte rows, swizzled: 16-byte unit u of row r at u ^ (r % 8)), and
+  // the pair of fragment floats i and i + 1 of one, as f32.
+  SmallVector<Value> scoreTiles;
+  if (stageScores) {
+    Value groupScores = arith::AddIOp::create(
+        b, loc, byteConst(layout.scores(0)),
+        arith::MulIOp::create(b, loc, warpgroup, byteConst(layout.scoreBytes)));
+    int64_t offset = 0;
+    for (BlockArgument arg : scoreInputs) {
+      Type type = getElementTypeOrSelf(arg.getType());
+      scoreTiles.push_back(
+          view(arith::AddIOp::create(b, loc, groupScores, byteConst(offset)),
+               {kGroupRows * kAttentionTilesKeys}, type));
+      offset += scoreBytesOf(arg);
+    }
+  }
+  auto stagedPair = [&](BlockArgument arg, Value tile, int64_t i) -> Value {
+    Type type = getElementTypeOrSelf(arg.getType());
+    int64_t bytes = type.getIntOrFloatBitWidth() / 8;
+    int64_t columns = scoreBoxColumns(arg);
+    Value r = groupRow[(i / 2) % 2];
+    // Float i's column is 8 (i / 4) + quadColumn: the box is 8 (i / 4)'s.
+    int64_t column = 8 * (i / 4);
+    Value rowByte = arith::MulIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, indexConst(b, loc, column % columns),
+                              quadColumn),
+        indexConst(b, loc, bytes));
+    Value unit = arith::XOrIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, rowByte, byteConst(16)),
+        arith::RemUIOp::create(b, loc, r, indexConst(b, loc, 8)));
+    Value at = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc,
+                              byteConst(column / columns * kGroupRows * 128),
+                              arith::MulIOp::create(b, loc, r, byteConst(128))),
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, unit, byteConst(16)),
+            arith::RemUIOp::create(b, loc, rowByte, byteConst(16))));
+    Value pair =
+        vector::LoadOp::create(b, loc, VectorType::get({2}, type), tile,
+                               ValueRange{arith::DivUIOp::create(
+                                   b, loc, at, indexConst(b, loc, bytes))},
+                               /*nontemporal=*/false, vectorAlignment(type, 2));
+    return extendToF32(b, loc, pair);
+  };
   // The softmax of step `step`'s scores: their math at (row, key) (rows
   // and keys past the ends evaluated at the last ones, then keys past the
   // end masked), each row's new maximum over the quad of lanes sharing it,
@@ -916,6 +1128,11 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                        indexConst(b, loc, kAttentionTilesKeys));
     int64_t count = kAttentionTilesKeys / 2;
     SmallVector<Value> values(count);
+    if (stageScores)
+      waitForPhase(b, loc, full,
+                   arith::AddIOp::create(b, loc, warpgroup,
+                                         indexConst(b, loc, kScoresLoaded)),
+                   parityBit(globalStep(step)));
     // Float i's key (its column in the step's 128).
     auto keyOf = [&](int64_t i) {
       return arith::AddIOp::create(
@@ -933,6 +1150,9 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       PointEvaluator::CacheScope point(evaluator);
       evaluator.known[shape.scores.getResult()] = evaluator.roundThrough(
           vector::FromElementsOp::create(b, loc, pairType, pair), scoreType);
+      if (stageScores)
+        for (auto [arg, tile] : llvm::zip(scoreInputs, scoreTiles))
+          evaluator.known[arg] = stagedPair(arg, tile, i);
       SmallVector<Value> index(batch);
       index.push_back(evalRow[h]);
       index.push_back(arith::MinUIOp::create(b, loc, keyOf(i), lastKey));
@@ -944,6 +1164,17 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       for (int64_t c = 0; c < 2; ++c)
         values[i + c] =
             vector::ExtractOp::create(b, loc, *t, ArrayRef<int64_t>{c});
+    }
+    // The staged inputs are read: their buffer is free for the next step's.
+    if (stageScores) {
+      for (BlockArgument arg : scoreInputs)
+        evaluator.known.erase(arg);
+      emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
+        nvgpu::MBarrierArriveOp::create(
+            b, loc, nvgpu::MBarrierTokenType::get(context), empty,
+            arith::AddIOp::create(b, loc, warpgroup,
+                                  indexConst(b, loc, kScoresReleased)));
+      });
     }
     // Keys past the end (only in the last step, if partial) masked, and
     // under a key limit those past a row's (only in the steps that reach
@@ -1214,15 +1445,19 @@ LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
   mapQ = createTensorMap(b, loc, asBatches(b, shape.queries), kBoxShape);
   mapK = createTensorMap(b, loc, asBatches(b, shape.keys), kBoxShape);
   mapV = createTensorMap(b, loc, asBatches(b, shape.values), kBoxShape);
+  if (stageScores)
+    for (BlockArgument arg : scoreInputs)
+      scoreMaps.push_back(createTensorMap(
+          b, loc, asBatches(b, arg), {1, kGroupRows, scoreBoxColumns(arg)}));
   // A block per multiprocessor, each going through the tiles a grid apart,
   // so that a tile's Q and first K and V load while the tile before it
   // ends (the loader runs ahead by the stages and Q's buffer): H100,
   // 2026-12-06, D = 128 2-4% faster, D = 64 within 2%. Under a key limit,
   // whose tiles differ in length, a block per tile: the hardware gives the
   // next to whichever multiprocessor frees first. With a bias read per
-  // score, a block per tile too (persistent, 4-11% slower). At least one
-  // block (no rows: it has nothing to do).
-  persistent = !shape.keyLimit && perScoreInputs().empty();
+  // score from global memory, a block per tile too (persistent, 4-11%
+  // slower). At least one block (no rows: it has nothing to do).
+  persistent = !shape.keyLimit && !readsScoresFromMemory();
   Value grid = blocksOf(b);
   if (persistent)
     grid = arith::MinUIOp::create(b, loc, grid, multiprocessors);
@@ -1247,35 +1482,33 @@ LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
       nameSuffix);
 }
 
-LogicalResult codegen::emitAttentionTiles(OpBuilder &b, Location loc,
-                                          KernelOp kernel, KernelPlanAttr plan,
-                                          const KernelBuffers &buffers) {
-  std::string why;
-  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
-  if (failed(shape))
-    return kernel.emitOpError("cannot run as attention_tiles: ") << why;
-  FailureOr<Value> multiprocessors = multiprocessorCount(b, loc);
-  if (failed(multiprocessors))
-    return failure();
+/// The launch of `plan`'s kernel, wide or narrow (below), its inputs read
+/// per score staged or not; its kernels' names end in `suffix`.
+static LogicalResult
+emitLaunches(OpBuilder &b, Location loc, KernelOp kernel, KernelPlanAttr plan,
+             const KernelBuffers &buffers, const AttentionKernelShape &shape,
+             Value multiprocessors, bool stageScores, StringRef suffix) {
   if (plan.getThreads() != kAttentionTilesWideThreads)
-    return AttentionTiles(loc, kernel, plan, buffers, *shape)
-        .emit(b, *multiprocessors);
+    return AttentionTiles(loc, kernel, plan, buffers, shape, suffix,
+                          stageScores)
+        .emit(b, multiprocessors);
   // Three multiplying warpgroups (wide) where that takes fewer waves of
   // blocks, weighed by a wide block's time; else two (narrow: a launch of
   // few blocks, where the last wave's are what the wide ones cut fewer).
   // Chosen on the host, from the call's rows and multiprocessors.
-  AttentionTiles wide(loc, kernel, plan, buffers, *shape);
+  std::string narrowSuffix = ("_narrow" + suffix).str();
+  AttentionTiles wide(loc, kernel, plan, buffers, shape, suffix, stageScores);
   AttentionTiles narrow(loc, kernel,
                         KernelPlanAttr::get(b.getContext(), plan.getStrategy(),
                                             kAttentionTilesThreads,
                                             plan.getVector(), plan.getRow(),
                                             plan.getCluster(), plan.getPasses(),
                                             plan.getSplit()),
-                        buffers, *shape, "_narrow");
+                        buffers, shape, narrowSuffix, stageScores);
   auto weighedWaves = [&](AttentionTiles &tiles, int64_t weight) {
     return arith::MulIOp::create(
         b, loc,
-        arith::CeilDivUIOp::create(b, loc, tiles.blocksOf(b), *multiprocessors),
+        arith::CeilDivUIOp::create(b, loc, tiles.blocksOf(b), multiprocessors),
         indexConst(b, loc, weight));
   };
   auto ifOp = scf::IfOp::create(
@@ -1287,8 +1520,37 @@ LogicalResult codegen::emitAttentionTiles(OpBuilder &b, Location loc,
       /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  if (failed(wide.emit(b, *multiprocessors)))
+  if (failed(wide.emit(b, multiprocessors)))
     return failure();
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-  return narrow.emit(b, *multiprocessors);
+  return narrow.emit(b, multiprocessors);
+}
+
+LogicalResult codegen::emitAttentionTiles(OpBuilder &b, Location loc,
+                                          KernelOp kernel, KernelPlanAttr plan,
+                                          const KernelBuffers &buffers) {
+  std::string why;
+  FailureOr<AttentionKernelShape> shape = getAttentionKernelShape(kernel, why);
+  if (failed(shape))
+    return kernel.emitOpError("cannot run as attention_tiles: ") << why;
+  FailureOr<Value> multiprocessors = multiprocessorCount(b, loc);
+  if (failed(multiprocessors))
+    return failure();
+  // Inputs read per score staged through shared memory by TMA where they
+  // can be (and, on the host, where the call's are aligned for TMA);
+  // else read per score from global memory.
+  AttentionTiles probe(loc, kernel, plan, buffers, *shape);
+  if (!probe.canStageScores())
+    return emitLaunches(b, loc, kernel, plan, buffers, *shape, *multiprocessors,
+                        /*stageScores=*/false, "");
+  auto ifOp = scf::IfOp::create(b, loc, probe.scoresAligned(b),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (failed(emitLaunches(b, loc, kernel, plan, buffers, *shape,
+                          *multiprocessors, /*stageScores=*/true, "_staged")))
+    return failure();
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  return emitLaunches(b, loc, kernel, plan, buffers, *shape, *multiprocessors,
+                      /*stageScores=*/false, "");
 }

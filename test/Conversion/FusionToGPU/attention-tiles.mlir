@@ -303,19 +303,44 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 
 // -----
 
-// A bias read per score (f32, broadcast over the batch): each thread asks
-// L2 for its two lines of the warpgroup's 64 rows x 128 keys of the bias
-// one key tile ahead (prefetch), tiles 0 and 1 before the loop, then one
-// tile a step while the products run; the bias is then read per score,
-// a pair of keys as two loads, the second's key at most the row's last
-// (in bounds where the first is the last key). The warpgroups do not take
-// turns (a softmax waiting on memory would hold the other's products),
-// and the launch is not persistent: a block per tile, no loop over tiles,
-// Q not released.
+// A bias read per score (f32, broadcast over the batch). Where the call's
+// bias starts and its rows start on 16 bytes (checked on the host), it is
+// staged: its tensor map in 128-byte swizzled boxes of 64 rows x 32 keys,
+// and in each step the loader brings K, then each warpgroup's 64 rows x
+// 128 keys of the bias (a barrier of its own, released by the
+// warpgroup's 4 warps), then V. The warpgroups read their scores' bias
+// from shared memory (64 loads of a pair, none from global memory), then
+// release it; they take turns and the launch is persistent.
 // CHECK-LABEL: func.func @prefill_bias
 // CHECK: %[[MPS:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: memref.extract_aligned_pointer_as_index %arg3
+// CHECK: scf.if
+// CHECK: nvgpu.tma.create.descriptor {{.+}} : memref<*xf32> -> <tensor = memref<1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: arith.minui %{{.+}}, %[[MPS]]
+// CHECK: gpu.launch {{.+}} module(@prefill_bias_k0_staged_module)
+// CHECK: nvgpu.mbarrier.init %{{.+}}[%c6{{.*}}], %c4
+// CHECK: iter_args(%{{.+}} = %c0{{.*}}) -> (index)
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c16384
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c5{{.*}}], %c32768
+// CHECK-COUNT-4: nvgpu.tma.async.load {{.+}} -> memref<1x64x32xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c6{{.*}}], %c32768
+// CHECK-COUNT-4: nvgpu.tma.async.load {{.+}} -> memref<1x64x32xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c16384
+// CHECK: nvvm.barrier.arrive
+// CHECK-NOT: nvvm.prefetch
+// CHECK-COUNT-64: vector.load %{{.+}} : memref<8192xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: memref<1x4x?x?xf32>
+// CHECK: nvgpu.mbarrier.arrive
+// Otherwise each thread asks L2 for its two lines of the warpgroup's 64
+// rows x 128 keys of the bias one key tile ahead (prefetch), tiles 0 and 1
+// before the loop, then one tile a step while the products run; the bias
+// is then read per score, a pair of keys as two loads, the second's key at
+// most the row's last (in bounds where the first is the last key). The
+// warpgroups do not take turns (a softmax waiting on memory would hold the
+// other's products), and the launch is not persistent: a block per tile,
+// no loop over tiles, Q not released.
 // CHECK-NOT: arith.minui %{{.+}}, %[[MPS]]
-// CHECK: gpu.launch
+// CHECK: gpu.launch {{.+}} module(@prefill_bias_k0_module)
 // CHECK-NOT: iter_args(%{{.+}} = %c0) -> (index)
 // CHECK-NOT: nvvm.barrier.arrive
 // CHECK-COUNT-4: nvvm.prefetch level = L2
@@ -349,7 +374,9 @@ func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // -----
 
 // D = 128: the loader keeps 56 registers and the multiplying warpgroups
-// 224, taking turns; with a bias read per score, 24 and 240, no turns.
+// 224, taking turns; so with a bias staged (bf16: 16 KiB a warpgroup, in
+// boxes of 64 keys); with a bias read per score from global memory, 24 and
+// 240, no turns.
 // P V is 8 MMAs of 64 x 128 x 16 with A from registers.
 // CHECK-LABEL: func.func @prefill_d128
 // CHECK: nvvm.setmaxregister  decrease 56
@@ -357,6 +384,14 @@ func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // CHECK: nvvm.barrier.arrive
 // CHECK-COUNT-8: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.+}}, $63}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;
 // CHECK-LABEL: func.func @prefill_d128_bias
+// CHECK: gpu.launch {{.+}} module(@prefill_d128_bias_k0_staged_module)
+// CHECK: nvvm.setmaxregister  decrease 56
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c5{{.*}}], %c16384
+// CHECK-COUNT-2: nvgpu.tma.async.load {{.+}} -> memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.setmaxregister  increase 224
+// CHECK: nvvm.barrier.arrive
+// CHECK-COUNT-64: vector.load %{{.+}} : memref<8192xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: gpu.launch {{.+}} module(@prefill_d128_bias_k0_module)
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK-NOT: nvvm.barrier.arrive
@@ -383,4 +418,29 @@ func.func @prefill_d128_bias(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf
     fusion.yield %o : tensor<1x2x?x128xbf16>
   }
   return %0 : tensor<1x2x?x128xbf16>
+}
+
+// -----
+
+// A bias read through a transpose (at another index than its score's) is
+// not staged: read per score from global memory, one kernel.
+// CHECK-LABEL: func.func @prefill_bias_transposed
+// CHECK-NOT: _staged_module
+// CHECK: gpu.launch {{.+}} module(@prefill_bias_transposed_k0_module)
+// CHECK-NOT: _staged_module
+// CHECK: return
+func.func @prefill_bias_transposed(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<1x4x?x?xf32>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_bias_transposed_k0" (%q, %k, %v, %bias) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<1x4x?x?xf32>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>, %d: tensor<1x4x?x?xf32>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %sf = fusion.convert %s : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+    %dt = fusion.transpose %d permutation = [0, 1, 3, 2] : tensor<1x4x?x?xf32> -> tensor<1x4x?x?xf32>
+    %t = fusion.add %sf, %dt : (tensor<2x4x?x?xf32>, tensor<1x4x?x?xf32>) -> tensor<2x4x?x?xf32>
+    %tb = fusion.convert %t : tensor<2x4x?x?xf32> to tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %tb axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
 }
