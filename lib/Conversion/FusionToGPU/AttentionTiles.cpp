@@ -306,8 +306,10 @@ public:
                                                                     groups},
         element(getElementTypeOrSelf(shape.queries.getType())),
         scoreInputs(perScoreInputs()), stageScores(stageScores) {
-    if (stageScores)
+    if (stageScores) {
       layout.scoreBytes = scoreBytesOf(scoreInputs);
+      sharedAxes = axesScoresShare();
+    }
   }
 
   /// Whether the inputs read per score can be staged: there are some, each
@@ -361,6 +363,10 @@ private:
   /// kernel inputs other than Q, K and V that vary along both the rows and
   /// the keys.
   SmallVector<BlockArgument> perScoreInputs() const;
+  /// The output's batch axes (of more than one batch) that no input read
+  /// per score varies along: batches differing only there read the same
+  /// tiles of them.
+  SmallVector<int64_t> axesScoresShare() const;
   /// Bytes of a warpgroup's rows of `inputs` over a step's keys.
   static int64_t scoreBytesOf(ArrayRef<BlockArgument> inputs) {
     int64_t bytes = 0;
@@ -389,6 +395,8 @@ private:
   Type element;
   SmallVector<BlockArgument> scoreInputs;
   bool stageScores;
+  /// Staged: axesScoresShare(), which the tiles' order puts innermost.
+  SmallVector<int64_t> sharedAxes;
   /// On the host: the tensor maps of Q, K and V, and of the staged inputs.
   Value mapQ, mapK, mapV;
   SmallVector<Value> scoreMaps;
@@ -405,6 +413,21 @@ Value AttentionTiles::batchOf(OpBuilder &b, BlockArgument arg,
   return collapsedBatch(b, loc, inputBuffer(arg), shapeOf(arg).drop_back(2),
                         shapeOf(KernelOp(kernel).getResult(0)).drop_back(2),
                         batch);
+}
+
+SmallVector<int64_t> AttentionTiles::axesScoresShare() const {
+  ArrayRef<int64_t> batch = shapeOf(KernelOp(kernel).getResult(0)).drop_back(2);
+  SmallVector<bool> varies(batch.size(), false);
+  for (BlockArgument arg : scoreInputs)
+    for (std::optional<int64_t> source :
+         getBroadcastSources(shapeOf(arg).drop_back(2), batch))
+      if (source)
+        varies[*source] = true;
+  SmallVector<int64_t> axes;
+  for (auto [d, size] : llvm::enumerate(batch))
+    if (!varies[d] && size != 1)
+      axes.push_back(d);
+  return axes;
 }
 
 SmallVector<BlockArgument> AttentionTiles::perScoreInputs() const {
@@ -505,7 +528,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     offset = indexConst(b, loc, shape.keyLimit->offset);
   // Tile `tile` of the launch (blockRows query rows of a batch): its batch,
   // its first query row and the key tiles it goes through. Tiles of a
-  // batch side by side (they share its K and V in L2). Under a key limit
+  // batch side by side (they share its K and V in L2), but for the batches
+  // sharing staged inputs, side by side before them. Under a key limit
   // the last rows see the most keys, so the tiles go in groups of batches
   // of about kAttentionTilesGroupBlocks (a wave), the last rows' tiles of
   // the group's batches first: short tiles fill each group's end, and a
@@ -517,6 +541,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     Value row0, keyTiles;
   };
   auto tileAt = [&](Value tile) {
+    Tile t;
     Value batchFlat, queryTile;
     if (shape.keyLimit) {
       Value batches = product(b, loc, batchSizes(b));
@@ -537,14 +562,33 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       queryTile = arith::SubIOp::create(
           b, loc, arith::SubIOp::create(b, loc, queryTiles, one),
           arith::DivUIOp::create(b, loc, within, groupBatches));
-    } else {
+    } else if (sharedAxes.empty()) {
       batchFlat = arith::DivUIOp::create(b, loc, tile, queryTiles);
       queryTile = arith::RemUIOp::create(b, loc, tile, queryTiles);
+    } else {
+      // The batch axes staged inputs do not vary along innermost, then the
+      // query tile, then the others: the batches that read the same staged
+      // tiles run side by side, one's loads bringing them to L2 for the
+      // others.
+      SmallVector<Value> sizes = batchSizes(b), ownSizes, sharedSizes;
+      for (auto [d, size] : llvm::enumerate(sizes))
+        (llvm::is_contained(sharedAxes, d) ? sharedSizes : ownSizes)
+            .push_back(size);
+      Value sharing = product(b, loc, sharedSizes);
+      Value own = arith::DivUIOp::create(b, loc, tile, sharing);
+      queryTile = arith::RemUIOp::create(b, loc, own, queryTiles);
+      SmallVector<Value> ownIndex = delinearize(
+          b, loc, arith::DivUIOp::create(b, loc, own, queryTiles), ownSizes);
+      SmallVector<Value> sharedIndex = delinearize(
+          b, loc, arith::RemUIOp::create(b, loc, tile, sharing), sharedSizes);
+      for (int64_t d = 0, e = sizes.size(), o = 0, s = 0; d < e; ++d)
+        t.batch.push_back(llvm::is_contained(sharedAxes, d) ? sharedIndex[s++]
+                                                            : ownIndex[o++]);
     }
-    Tile t;
     t.row0 =
         arith::MulIOp::create(b, loc, queryTile, indexConst(b, loc, blockRows));
-    t.batch = delinearize(b, loc, batchFlat, batchSizes(b));
+    if (batchFlat)
+      t.batch = delinearize(b, loc, batchFlat, batchSizes(b));
     t.keyTiles = arith::CeilDivUIOp::create(
         b, loc, keys, indexConst(b, loc, kAttentionTilesKeys));
     if (shape.keyLimit) {

@@ -310,7 +310,10 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // 128 keys of the bias (a barrier of its own, released by the
 // warpgroup's 4 warps), then V. The warpgroups read their scores' bias
 // from shared memory (64 loads of a pair, none from global memory), then
-// release it; they take turns and the launch is persistent.
+// release it; they take turns and the launch is persistent. The bias is
+// broadcast over the batch, so the tiles of both batches that read the
+// same bias tile are next to each other: tile t is batch t % 2 of query
+// tile t / 2 % tiles of head t / 2 / tiles.
 // CHECK-LABEL: func.func @prefill_bias
 // CHECK: %[[MPS:.+]] = arith.index_cast %{{.+}} : i64 to index
 // CHECK: memref.extract_aligned_pointer_as_index %arg3
@@ -319,7 +322,12 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // CHECK: arith.minui %{{.+}}, %[[MPS]]
 // CHECK: gpu.launch {{.+}} module(@prefill_bias_k0_staged_module)
 // CHECK: nvgpu.mbarrier.init %{{.+}}[%c6{{.*}}], %c4
-// CHECK: iter_args(%{{.+}} = %c0{{.*}}) -> (index)
+// CHECK: scf.for %[[TILE:.+]] = {{.+}} iter_args(%{{.+}} = %c0{{.*}}) -> (index)
+// CHECK: %[[SHARING:.+]] = arith.muli %c1{{.*}}, %c2{{.*}} : index
+// CHECK-NEXT: %[[OWN:.+]] = arith.divui %[[TILE]], %[[SHARING]]
+// CHECK-NEXT: arith.remui %[[OWN]], %[[TILES:.+]] : index
+// CHECK-NEXT: arith.divui %[[OWN]], %[[TILES]] : index
+// CHECK-NEXT: arith.remui %[[TILE]], %[[SHARING]]
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c16384
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c5{{.*}}], %c32768
 // CHECK-COUNT-4: nvgpu.tma.async.load {{.+}} -> memref<1x64x32xf32, #gpu.address_space<workgroup>>
