@@ -78,6 +78,15 @@ def _own_bias(dim):
   %t = fusion.add %d, %bf : ({s}f32>, {s}f32>) -> {s}f32>"""
 
 
+def _heads_bias(dim):
+    s = f"tensor<{BATCH}x{HEADS}x?x?x"
+    b = f"tensor<{BATCH}x1x?x?x"
+    return f"""  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %d = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
+  %bf = fusion.convert %bias : {b}bf16> to {b}f32>
+  %t = fusion.add %d, %bf : ({s}f32>, {b}f32>) -> {s}f32>"""
+
+
 # name -> (head size, score math); `bias` takes an additive bias per head
 # (an ALiBi-like or causal mask, f32, broadcast over the batch).
 PROGRAMS = {
@@ -125,6 +134,11 @@ PROGRAMS["prefill_lse"] = (128, None)
 _OWN_BIAS = _attention("prefill_bias_d64", 64, _own_bias(64),
                        extra_args=f", %bias: tensor<{BATCH}x{HEADS}x?x?xbf16>")
 PROGRAMS["prefill_bias_d64"] = (64, None)
+# A bf16 bias of each batch's own shared by the heads (the heads innermost
+# in the tiles' order): checked, not timed.
+_HEADS_BIAS = _attention("prefill_bias_heads", 128, _heads_bias(128),
+                         extra_args=f", %bias: tensor<{BATCH}x1x?x?xbf16>")
+PROGRAMS["prefill_bias_heads"] = (128, None)
 
 
 TOLERANCE = 1e-2  # bf16 output, relative norm error
@@ -179,7 +193,7 @@ CAUSAL = sorted(set(CAUSAL_CHECKS) | {(n, n, 0) for n in BENCH_LENGTHS})
 MODULE = "".join(
     _attention(name, dim, math(dim),
                extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
-    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + _OWN_BIAS + "".join(
+    for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + _OWN_BIAS + _HEADS_BIAS + "".join(
         _causal(*case) for case in CAUSAL)
 
 
@@ -222,7 +236,7 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
                     rand(BATCH, KV_HEADS, 1, sk, dim)]
         args = [rand(BATCH, HEADS, sq, dim), rand(BATCH, HEADS, sk, dim),
                 rand(BATCH, HEADS, sk, dim)]
-        if name in ("prefill_bias", "prefill_bias_d64"):
+        if name in ("prefill_bias", "prefill_bias_d64", "prefill_bias_heads"):
             # Causal (aligned at the end, as when queries are the last
             # tokens) with an ALiBi-like slope per head; every row keeps a key.
             i = torch.arange(sq, device="cuda")[:, None] + (sk - sq)
@@ -233,6 +247,9 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
             bias[:, :, 0] = torch.where(torch.isinf(bias[:, :, 0]), 0.0, bias[:, :, 0])
             if name == "prefill_bias":
                 args.append(bias[None].float().contiguous())
+            elif name == "prefill_bias_heads":
+                args.append((bias[:1] + 0.5 * torch.randn(BATCH, 1, sq, sk, device="cuda",
+                                                          generator=g)).bfloat16().contiguous())
             else:
                 args.append((bias + 0.5 * torch.randn(BATCH, HEADS, sq, sk, device="cuda",
                                                       generator=g)).bfloat16().contiguous())
@@ -334,7 +351,8 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
         return row
 
     for name in programs:
-        if name not in PROGRAMS or name in ("prefill_lse", "prefill_bias_d64"):
+        if name not in PROGRAMS or name in ("prefill_lse", "prefill_bias_d64",
+                                            "prefill_bias_heads"):
             continue  # checked above; timed as `prefill`, causal below
         eager = eager_fn(name)
         compiled = torch.compile(eager) if peers else None

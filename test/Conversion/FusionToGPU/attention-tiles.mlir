@@ -430,6 +430,33 @@ func.func @prefill_d128_bias(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf
 
 // -----
 
+// A bias of each batch's own shared by the heads (as a padding mask is):
+// the heads are innermost in the tile order, the batch outermost: tile t
+// is head t % 4 of query tile t / 4 % tiles of batch t / 4 / tiles.
+// CHECK-LABEL: func.func @prefill_bias_per_batch
+// CHECK: gpu.launch {{.+}} module(@prefill_bias_per_batch_k0_staged_module)
+// CHECK: scf.for %[[TILE:.+]] = {{.+}} iter_args(%{{.+}} = %c0{{.*}}) -> (index)
+// CHECK: %[[SHARING:.+]] = arith.muli %c1{{.*}}, %c4{{.*}} : index
+// CHECK-NEXT: %[[OWN:.+]] = arith.divui %[[TILE]], %[[SHARING]]
+// CHECK-NEXT: arith.remui %[[OWN]], %[[TILES:.+]] : index
+// CHECK-NEXT: arith.divui %[[OWN]], %[[TILES]] : index
+// CHECK-NEXT: arith.remui %[[TILE]], %[[SHARING]]
+// CHECK: gpu.launch {{.+}} module(@prefill_bias_per_batch_k0_module)
+func.func @prefill_bias_per_batch(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<2x1x?x?xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_bias_per_batch_k0" (%q, %k, %v, %bias) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x1x?x?xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>, %d: tensor<2x1x?x?xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %t = fusion.add %s, %d : (tensor<2x4x?x?xbf16>, tensor<2x1x?x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %t axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
 // A bias read through a transpose (at another index than its score's) is
 // not staged: read per score from global memory, one kernel.
 // CHECK-LABEL: func.func @prefill_bias_transposed
