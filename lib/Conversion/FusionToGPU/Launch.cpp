@@ -248,6 +248,52 @@ Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
   return isLast;
 }
 
+Value codegen::countWarpArrival(OpBuilder &b, Location loc, Value arrivals,
+                                Value index, Value lane, Value last) {
+  auto fence = [&] {
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+  };
+  fence();
+  NVVM::SyncWarpOp::create(b, loc,
+                           arith::ConstantIntOp::create(b, loc, -1, 32));
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  auto count =
+      scf::IfOp::create(b, loc, TypeRange{b.getI32Type()},
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              lane, indexConst(b, loc, 0)),
+                        /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(count.thenBlock());
+    Value before =
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                    arith::ConstantIntOp::create(b, loc, 1, 32),
+                                    arrivals, ValueRange{index});
+    // Every other warp has counted: the counter is zero for the next
+    // launch, which needs no memset.
+    emitIf(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, last),
+        [&] {
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                      zero, arrivals, ValueRange{index});
+        });
+    scf::YieldOp::create(b, loc, before);
+    b.setInsertionPointToStart(count.elseBlock());
+    scf::YieldOp::create(b, loc, zero);
+  }
+  // Lane 0's count to every lane.
+  Value before =
+      gpu::ShuffleOp::create(b, loc, count.getResult(0), zero,
+                             arith::ConstantIntOp::create(b, loc, 32, 32),
+                             gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  Value isLast =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, last);
+  emitIf(b, loc, isLast, fence);
+  return isLast;
+}
+
 Value codegen::elementAddress(OpBuilder &b, Location loc, Value buffer,
                               ArrayRef<Value> index) {
   int64_t elementBytes =

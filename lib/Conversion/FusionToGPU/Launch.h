@@ -108,6 +108,15 @@ LogicalResult releaseArrivalCounters(OpBuilder &b, Location loc,
 Value countArrival(OpBuilder &b, Location loc, Value arrivals, Value index,
                    Value slot, Value counts, Value last);
 
+/// countArrival for a warp on its own (no block barrier, so other warps of
+/// the block may be elsewhere): once each lane's stores to a workspace are
+/// done, lane 0 (`lane` is the thread's lane) counts the warp's arrival on
+/// `arrivals[index]`; returns whether the warp arrived last (the count
+/// before it equals `last`, i32), the same in every lane, with the same
+/// fences and reset as countArrival.
+Value countWarpArrival(OpBuilder &b, Location loc, Value arrivals, Value index,
+                       Value lane, Value last);
+
 /// The alignment of a vector access of `width` elements that starts on a
 /// multiple of `width` in a buffer whose rows are multiples of `width`
 /// (what the strategies ensure): up to 16 bytes, so that loads and stores

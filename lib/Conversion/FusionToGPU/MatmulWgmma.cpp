@@ -19,17 +19,18 @@
 // rows of the accumulators through its own shared memory past the stages.
 // (With prologues rewritten in place, thread 0 loads and a block barrier
 // orders each step.) A split's blocks (and kernels whose threads evaluate
-// prologues) take a tile each and stage the accumulators where the stages
-// were.
+// prologues) take a tile and K range each.
 //
 // Many rows run 256 x 128 tiles of two warpgroups. At most 256 rows
 // (decode, small batches) the weights' bytes weigh more than the FLOPs:
 // 64 x 256 tiles of one warpgroup, K cut
 // into the plan's `split` ranges, a block each, so that enough blocks stream
-// B at once. Each block stores its partial tile in a workspace and counts
-// its arrival; the tile's last block sums the partials in range order (the
-// same result whichever block is last) and runs the epilogue. With M
-// dynamic the host picks the kernel from M.
+// B at once. Each range's partial tile goes to a workspace and its arrival
+// is counted: warp by warp in a warp-specialized kernel (the position's
+// last warp sums, emitWarpSplitEpilogue), else block by block through the
+// accumulators staged where the stages were. The last sums the partials
+// in range order (the same result whichever is last) and runs the
+// epilogue. With M dynamic the host picks the kernel from M.
 //
 // An operand computed by elementwise math on kernel inputs (a prologue:
 // convert, a scale per row or per column) is, in the few-row kernel, never
@@ -362,6 +363,14 @@ public:
     return arith::MulIOp::create(b, loc, rowTiles(b).second,
                                  indexConst(b, loc, clusterColumns()));
   }
+  /// The i32 arrival counters of a split: one per tile, or per warp of
+  /// each tile where the warps arrive on their own
+  /// (emitWarpSplitEpilogue).
+  Value arrivalCount(OpBuilder &b) const {
+    return arith::MulIOp::create(
+        b, loc, tileCount(b),
+        indexConst(b, loc, isWarpSpecialized() ? tiles.threads() / 32 : 1));
+  }
   /// The f32 elements of a split's partial tiles.
   Value partialElements(OpBuilder &b) const {
     return arith::MulIOp::create(b, loc, tileCount(b),
@@ -407,7 +416,8 @@ private:
   /// warpgroup's first thread loads every stage of the block's tiles once
   /// the multiplying warps have released it; they multiply and run each
   /// tile's epilogue (emitWarpEpilogue).
-  LogicalResult emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids);
+  LogicalResult emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids,
+                                        const SplitWorkspace *workspace);
   /// The loop over a work item's steps along K, carrying a warpgroup's
   /// accumulators (zeros at first), and their type.
   std::pair<nvgpu::WarpgroupAccumulatorType, scf::ForOp>
@@ -434,6 +444,25 @@ private:
   LogicalResult emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
                                  Value thread, Value accumulator,
                                  const WorkItem &work, Value m) const;
+  /// The same on the f32 values a lane holds, given as `columnPairs`: for
+  /// a fragment and its columns 8 j, the lane's pairs of its row and of
+  /// the row 8 below (floats 4 j to 4 j + 3 of the fragment).
+  using ColumnPairs =
+      function_ref<std::pair<Value, Value>(int64_t fragment, int64_t j)>;
+  LogicalResult emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
+                                 Value thread, ColumnPairs columnPairs,
+                                 const WorkItem &work, Value m) const;
+  /// The epilogue of a split's range in a warp-specialized kernel, warp
+  /// by warp (no block barrier: the loading warpgroup is elsewhere): each
+  /// warp with rows inside M stores its accumulators to the workspace as
+  /// its lanes hold them and counts its arrival; the last warp of each
+  /// position in the tile sums that position's partials in range order
+  /// (the same result whichever range is last) and runs emitWarpEpilogue
+  /// on the sums.
+  LogicalResult emitWarpSplitEpilogue(OpBuilder &b, const Pipeline &pipe,
+                                      Value thread, Value accumulator,
+                                      const WorkItem &work, Value m,
+                                      const SplitWorkspace &workspace) const;
   /// The epilogue through shared memory: the accumulators staged where
   /// the stages were; with a split, the range's partial tile to the
   /// workspace and, on the tile's last block, the partials summed in range
@@ -456,11 +485,14 @@ private:
   /// the threads evaluate prologues (the loop around their tile fills
   /// spilled: 255 registers and 192 bytes of stack, ptxas, 2026-12-01).
   bool isPersistent() const { return split == 1 && !hasEvaluatedPrologues(); }
-  /// Whether a persistent kernel's loads are a warpgroup's of their own:
-  /// unless its threads rewrite stages in place (the rewrite and the MMA
-  /// then share the block barrier of every step).
+  /// Whether the loads are a warpgroup's of their own, persistent or
+  /// split: unless the threads evaluate prologues or rewrite stages in
+  /// place (the writes and the MMA then share the block barrier of every
+  /// step). A split's blocks then keep all their stages loading instead
+  /// of refilling each after a block barrier (H200, 2026-12-06, decode's
+  /// down projection: see emitWarpSplitEpilogue).
   bool isWarpSpecialized() const {
-    return isPersistent() && !hasInPlacePrologues();
+    return !hasEvaluatedPrologues() && !hasInPlacePrologues();
   }
   /// Blocks of a cluster of the launch: the tiles' where a warp-specialized
   /// kernel's loaders share A's tiles; else one.
@@ -580,13 +612,13 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
         clusterSize);
   }
   int64_t sharedBytes = bytes.stages() + kArrivalBytes + kSwizzleAlignment;
-  if (isPersistent())
+  if (isWarpSpecialized())
     sharedBytes += bytes.warpStagingBytes();
   return emitLaunch(
       b, loc, kernel, blocks, launchThreads(),
       [&](OpBuilder &b, const LaunchIds &ids) {
         if (isWarpSpecialized())
-          return emitWarpSpecializedBody(b, ids);
+          return emitWarpSpecializedBody(b, ids, workspace);
         return emitBody(b, ids, workspace);
       },
       /*shared=*/{}, /*clusterBlocks=*/cluster > 1 ? cluster : 0, sharedBytes,
@@ -1059,16 +1091,19 @@ Value TileLaunch::emitStepMma(OpBuilder &b, const Pipeline &pipe, Value stage,
       /*transposeB=*/b.getUnitAttr(), accumulator);
 }
 
-LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
-                                                  const LaunchIds &ids) {
+LogicalResult
+TileLaunch::emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids,
+                                    const SplitWorkspace *workspace) {
   MLIRContext *context = b.getContext();
   auto [m, rowTileCount] = rowTiles(b);
   Value zero = indexConst(b, loc, 0);
   Value one = indexConst(b, loc, 1);
-  // The cluster's items: its tiles of a row of tiles (clusterColumns).
+  // The cluster's items: its tiles of a row of tiles (clusterColumns),
+  // each K range of them with a split (unclustered).
   int64_t cluster = clusterBlocks();
   Value clusterSize = indexConst(b, loc, cluster);
-  Value items = clusterItems(b);
+  Value items =
+      arith::MulIOp::create(b, loc, clusterItems(b), indexConst(b, loc, split));
   Value clusterIndex = arith::DivUIOp::create(b, loc, ids.block, clusterSize);
   Value clusters = arith::DivUIOp::create(b, loc, ids.grid, clusterSize);
   Pipeline pipe = createPipeline(b);
@@ -1115,9 +1150,19 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   auto forEachItem =
       [&](function_ref<LogicalResult(const WorkItem &, Value)> body)
       -> LogicalResult {
+    OpBuilder::InsertionGuard guard(b);
+    // A split's grid has a block per item: no loop keeps the K loop's
+    // values live through the epilogue.
+    if (!isPersistent()) {
+      auto inRange = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, clusterIndex,
+                                items));
+      b.setInsertionPoint(inRange.thenBlock()->getTerminator());
+      return body(workItem(b, clusterIndex, rowTileCount, rank), zero);
+    }
     auto itemLoop = scf::ForOp::create(b, loc, clusterIndex, items, clusters,
                                        ValueRange{zero});
-    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(itemLoop.getBody());
     WorkItem work = workItem(b, itemLoop.getInductionVar(), rowTileCount, rank);
     Value itemStart = itemLoop.getRegionIterArgs()[0];
@@ -1220,10 +1265,17 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
       scf::YieldOp::create(b, loc, next);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    // Unsplit, every item has kSteps steps.
-    if (kSteps > 0)
-      release(arith::AddIOp::create(b, loc, itemStart,
-                                    indexConst(b, loc, kSteps - 1)));
+    emitIf(b, loc,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, zero,
+                                 work.steps),
+           [&] {
+             release(arith::SubIOp::create(
+                 b, loc, arith::AddIOp::create(b, loc, itemStart, work.steps),
+                 one));
+           });
+    if (workspace)
+      return emitWarpSplitEpilogue(b, pipe, ids.thread, kLoop.getResult(0),
+                                   work, m, *workspace);
     return emitWarpEpilogue(b, pipe, ids.thread, kLoop.getResult(0), work, m);
   });
   if (failed(multiplied))
@@ -1237,17 +1289,130 @@ LogicalResult TileLaunch::emitWarpSpecializedBody(OpBuilder &b,
   return success();
 }
 
+LogicalResult TileLaunch::emitWarpSplitEpilogue(
+    OpBuilder &b, const Pipeline &pipe, Value thread, Value accumulator,
+    const WorkItem &work, Value m, const SplitWorkspace &workspace) const {
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  // A lane's accumulators: the struct of fragments of tiles.n / 2 floats
+  // that upstream's lowering makes of them (as in emitWarpEpilogue).
+  int64_t fragmentFloats = tiles.n / 2;
+  int64_t fragments = bytes.groupRows() / 64;
+  int64_t laneFloats = fragments * fragmentFloats;
+  auto registersType = LLVM::LLVMStructType::getLiteral(
+      context,
+      SmallVector<Type>(fragments,
+                        LLVM::LLVMStructType::getLiteral(
+                            context, SmallVector<Type>(fragmentFloats, f32))));
+  Value registers =
+      UnrealizedConversionCastOp::create(b, loc, registersType, accumulator)
+          .getResult(0);
+  auto position = [&](int64_t i) {
+    return SmallVector<int64_t, 2>{i / fragmentFloats, i % fragmentFloats};
+  };
+  int64_t warps = tiles.threads() / 32;
+  Value lane = arith::RemUIOp::create(b, loc, thread, indexConst(b, loc, 32));
+  Value warpInBlock =
+      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
+  Value warp =
+      arith::RemUIOp::create(b, loc, warpInBlock, indexConst(b, loc, 4));
+  Value warpgroup =
+      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128));
+  // The warp's first row (of its first fragment, the lowest): a warp with
+  // none inside M neither stores nor counts, in every range alike.
+  Value warpRow0 = arith::AddIOp::create(
+      b, loc, work.row0,
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, warpgroup,
+                                indexConst(b, loc, bytes.groupRows())),
+          arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16))));
+  // Range `range`'s partial of the warp's position: vector j of every
+  // lane side by side (a warp's store is 512 contiguous bytes). The
+  // offsets are the first range's plus constants, so that one address
+  // lives across the loops (not one per range).
+  int64_t slotElements = 32 * laneFloats;
+  Value firstRange = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, work.tile,
+                                    indexConst(b, loc, split * warps)),
+              warpInBlock),
+          indexConst(b, loc, slotElements)),
+      arith::MulIOp::create(b, loc, lane, indexConst(b, loc, kPartialWidth)));
+  auto vectorOffset = [&](Value range, int64_t j) {
+    return arith::AddIOp::create(
+        b, loc, firstRange,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, range,
+                                  indexConst(b, loc, warps * slotElements)),
+            indexConst(b, loc, j * 32 * kPartialWidth)));
+  };
+  auto partialType = VectorType::get({kPartialWidth}, f32);
+  llvm::MaybeAlign alignment = vectorAlignment(f32, kPartialWidth);
+  LogicalResult stored = success();
+  emitIf(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpRow0, m),
+      [&] {
+        for (int64_t j = 0; j < laneFloats / kPartialWidth; ++j) {
+          SmallVector<Value, kPartialWidth> floats;
+          for (int64_t e = 0; e < kPartialWidth; ++e)
+            floats.push_back(LLVM::ExtractValueOp::create(
+                b, loc, registers, position(kPartialWidth * j + e)));
+          vector::StoreOp::create(
+              b, loc,
+              vector::FromElementsOp::create(b, loc, partialType, floats),
+              workspace.partials, ValueRange{vectorOffset(work.range, j)},
+              /*nontemporal=*/false, alignment);
+        }
+        Value counter = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, work.tile, indexConst(b, loc, warps)),
+            warpInBlock);
+        Value isLast = countWarpArrival(
+            b, loc, workspace.arrivals, counter, lane,
+            arith::ConstantIntOp::create(b, loc, split - 1, 32));
+        emitIf(b, loc, isLast, [&] {
+          // Each vector's partials summed in range order as the epilogue
+          // stages its pairs (so that no lane holds all the sums at once).
+          auto pairType = VectorType::get({2}, f32);
+          stored = emitWarpEpilogue(
+              b, pipe, thread,
+              [&](int64_t fragment, int64_t j) {
+                int64_t vector = fragment * fragmentFloats / kPartialWidth + j;
+                Value sum;
+                for (int64_t q = 0; q < split; ++q) {
+                  Value partial = vector::LoadOp::create(
+                      b, loc, partialType, workspace.partials,
+                      ValueRange{vectorOffset(indexConst(b, loc, q), vector)},
+                      /*nontemporal=*/false, alignment);
+                  sum = sum ? arith::AddFOp::create(b, loc, sum, partial)
+                            : partial;
+                }
+                auto half = [&](int64_t first) -> Value {
+                  return vector::ShuffleOp::create(
+                      b, loc, pairType, sum, sum,
+                      ArrayRef<int64_t>{first, first + 1});
+                };
+                return std::make_pair(half(0), half(2));
+              },
+              work, m);
+        });
+      });
+  return stored;
+}
+
 LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
                                            Value thread, Value accumulator,
                                            const WorkItem &work,
                                            Value m) const {
   MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
-  int64_t width = plan.getVector();
-  if (kUnitElements % width != 0)
-    return KernelOp(kernel).emitOpError(
-               "matmul_wgmma's epilogue vectors must divide ")
-           << kUnitElements << " elements";
   // The accumulator as the LLVM struct upstream's lowering makes of it: a
   // struct of 64 rows' fragments per 64 rows, each tiles.n / 2 floats
   // (reconcile-unrealized-casts folds this cast with the lowering's).
@@ -1261,6 +1426,33 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
               context, SmallVector<Type>(fragments, fragmentType)),
           accumulator)
           .getResult(0);
+  auto pairType = VectorType::get({2}, f32);
+  auto pair = [&](int64_t fragment, int64_t first) -> Value {
+    SmallVector<Value, 2> lanes;
+    for (int64_t c = 0; c < 2; ++c)
+      lanes.push_back(LLVM::ExtractValueOp::create(
+          b, loc, registers, ArrayRef<int64_t>{fragment, first + c}));
+    return vector::FromElementsOp::create(b, loc, pairType, lanes);
+  };
+  return emitWarpEpilogue(
+      b, pipe, thread,
+      [&](int64_t fragment, int64_t j) {
+        return std::make_pair(pair(fragment, 4 * j), pair(fragment, 4 * j + 2));
+      },
+      work, m);
+}
+
+LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
+                                           Value thread,
+                                           ColumnPairs columnPairs,
+                                           const WorkItem &work,
+                                           Value m) const {
+  int64_t width = plan.getVector();
+  if (kUnitElements % width != 0)
+    return KernelOp(kernel).emitOpError(
+               "matmul_wgmma's epilogue vectors must divide ")
+           << kUnitElements << " elements";
+  int64_t fragments = bytes.groupRows() / 64;
   // Fragment layout of warpgroup MMA (PTX ISA, "wgmma .m64nNk16"
   // register fragment D): in each 64 rows, lane l of warp w holds rows
   // 16 w + l / 4 and 8 rows below, and of each 8 columns the pair from
@@ -1302,7 +1494,6 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
         arith::MulIOp::create(b, loc, moved, indexConst(b, loc, kUnitElements)),
         within);
   };
-  auto pairType = VectorType::get({2}, f32);
   // The views' alignment is not known to LLVM: the accesses state theirs
   // (a pair's column is even, a vector's a multiple of its width), else a
   // vector of 8 bf16 is loaded as 8 loads of 2 bytes (ptxas, 2026-12-01).
@@ -1321,22 +1512,23 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
                                 indexConst(b, loc, bytes.groupRows())),
           arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16))));
   for (int64_t fragment = 0; fragment < fragments; ++fragment) {
-    for (int64_t h = 0; h < 2; ++h) {
-      Value r =
-          arith::AddIOp::create(b, loc, quadRow, indexConst(b, loc, 8 * h));
-      for (int64_t j = 0; j < tiles.n / 8; ++j) {
-        SmallVector<Value, 2> lanes;
-        for (int64_t c = 0; c < 2; ++c)
-          lanes.push_back(LLVM::ExtractValueOp::create(
-              b, loc, registers,
-              ArrayRef<int64_t>{fragment, 4 * j + 2 * h + c}));
-        Value pair = roundTo(
-            b, loc, vector::FromElementsOp::create(b, loc, pairType, lanes),
-            element);
-        Value column = arith::AddIOp::create(b, loc, quadColumn,
-                                             indexConst(b, loc, 8 * j));
+    for (int64_t j = 0; j < tiles.n / 8; ++j) {
+      auto [upper, lower] = columnPairs(fragment, j);
+      Value pairs[] = {upper, lower};
+      for (auto [h, pair] : llvm::enumerate(pairs)) {
+        Value r =
+            arith::AddIOp::create(b, loc, quadRow, indexConst(b, loc, 8 * h));
+        // Column 8 j + quadColumn swizzled (unit j ^ (r % 8)), written as
+        // unit j - j % 8 plus one of 8 columns per row, so that the
+        // addresses live across the K loop are 16, not one per pair.
+        Value column = arith::AddIOp::create(
+            b, loc, indexConst(b, loc, (j - j % kSwizzleUnits) * kUnitElements),
+            swizzled(
+                r, arith::AddIOp::create(
+                       b, loc, quadColumn,
+                       indexConst(b, loc, j % kSwizzleUnits * kUnitElements))));
         vector::StoreOp::create(
-            b, loc, pair, rows, ValueRange{r, swizzled(r, column)},
+            b, loc, roundTo(b, loc, pair, element), rows, ValueRange{r, column},
             /*nontemporal=*/false, vectorAlignment(element, 2));
       }
     }
@@ -1711,7 +1903,7 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
     if (split == 1)
       return launch.emit(b, /*workspace=*/nullptr, "_few_rows");
     FailureOr<Value> arrivals =
-        acquireArrivalCounters(b, loc, launch.tileCount(b));
+        acquireArrivalCounters(b, loc, launch.arrivalCount(b));
     if (failed(arrivals))
       return failure();
     SplitWorkspace workspace{

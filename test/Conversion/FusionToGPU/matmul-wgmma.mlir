@@ -205,41 +205,50 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
 
 // At most 256 rows (decode), K in ranges over blocks: with M dynamic the
 // host picks the kernel from M. The few-row kernel is a warpgroup per
-// 64 x 256 tile (160 KiB of stages); K = 1024 is 16 steps, in 4 ranges (the
-// plan's split), a block each. Each block stores its partial tile in a
-// workspace (f32) and counts its arrival on the runtime's counters (kept
-// per stream, zero: no memset); the tile's last block sets its count back
-// to zero, sums the four partials in range order, then runs the epilogue.
+// 64 x 256 tile (160 KiB of stages) and a loading one; K = 1024 is 16
+// steps, in 4 ranges (the plan's split), a block each (no loop over
+// items). Each warp stores its accumulators to a workspace (f32) as its
+// lanes hold them and counts its arrival on the runtime's counters (kept
+// per stream, zero: no memset; one per warp of each tile), lane 0's count
+// shuffled to the others; the position's last warp sets its count back to
+// zero, sums the four partials of each vector in range order as it stages
+// its rows, then runs the epilogue on them.
 // CHECK-LABEL: func.func @decode_relu
 // CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c0
 // CHECK-DAG: %[[AT_MOST_256:.+]] = arith.cmpi ule, %[[ROWS]], %c256
 // CHECK-DAG: %[[SOME:.+]] = arith.cmpi ugt, %[[ROWS]], %c0
 // CHECK: %[[FEW:.+]] = arith.andi %[[SOME]], %[[AT_MOST_256]]
 // CHECK: scf.if %[[FEW]] {
-// CHECK: %[[ARRIVALS:.+]] = func.call @fusion_cuda_arrival_counters(%{{.+}}) : (index) -> memref<?xi32>
+// CHECK: %[[COUNTERS:.+]] = arith.muli %{{.+}}, %c4
+// CHECK: %[[ARRIVALS:.+]] = func.call @fusion_cuda_arrival_counters(%[[COUNTERS]]) : (index) -> memref<?xi32>
 // CHECK: %[[PARTIALS:.+]], %{{.+}} = gpu.alloc async {{.+}} : memref<?xf32>
 // CHECK-NOT: gpu.memset
 // CHECK: nvgpu.tma.create.descriptor {{.+}} -> <tensor = memref<64x64xbf16
 // CHECK: %[[BLOCKS:.+]] = arith.muli %{{.+}}, %c4
+// CHECK-NOT: fusion_cuda_multiprocessors
 // CHECK: gpu.launch
-// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c128
-// CHECK-SAME: dynamic_shared_memory_size %c164880_i32
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
+// CHECK-SAME: dynamic_shared_memory_size %c197648_i32
 // CHECK-SAME: function(@decode_relu_k0_few_rows)
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c40960
+// CHECK: } else {
+// CHECK-NOT: scf.for {{.+}} step %arg9
 // CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<64x64xbf16, {{.+}}>>, <tensor = memref<64x256xbf16, {{.+}}>>
-// CHECK: nvgpu.warpgroup.mma.store
-// CHECK: vector.load %{{.+}} : memref<64x256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK: vector.store %{{.+}}, %[[PARTIALS]][%{{.+}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-NOT: nvgpu.warpgroup.mma.store
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-32: vector.store %{{.+}}, %[[PARTIALS]][%{{.+}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
 // CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: nvvm.bar.warp.sync
 // CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
 // CHECK: memref.atomic_rmw assign %c0_i32{{[_0-9]*}}, %[[ARRIVALS]]
-// CHECK: %[[LAST:.+]] = arith.cmpi eq, %{{.+}}, %c3_i32
+// CHECK: %[[COUNT:.+]], %{{.+}} = gpu.shuffle idx
+// CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[COUNT]], %c3_i32
 // CHECK: scf.if %[[LAST]] {
 // CHECK-NEXT: llvm.fence syncscope("device") acq_rel
-// CHECK: arith.select %[[LAST]]
-// CHECK: scf.for
+// CHECK: scf.if %[[LAST]] {
 // CHECK-COUNT-4: vector.load %[[PARTIALS]]
+// CHECK: vector.store {{.+}} : memref<16x256xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: arith.maximumf
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK: gpu.terminator
