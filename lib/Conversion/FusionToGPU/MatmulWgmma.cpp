@@ -435,6 +435,28 @@ private:
                     Value warpgroup,
                     nvgpu::WarpgroupAccumulatorType accumulatorType,
                     Value accumulator) const;
+  /// A multiplying thread's lane, warp in the block, and the output row
+  /// of its warp's first row in `work`'s tile (of the first 64 rows of
+  /// its warpgroup's; lane l of warp w holds rows 16 w + l / 4 and 8 below
+  /// of each 64).
+  std::tuple<Value, Value, Value> warpPlace(OpBuilder &b, Value thread,
+                                            const WorkItem &work) const {
+    Value lane = arith::RemUIOp::create(b, loc, thread, indexConst(b, loc, 32));
+    Value warpInBlock =
+        arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
+    Value warp =
+        arith::RemUIOp::create(b, loc, warpInBlock, indexConst(b, loc, 4));
+    Value warpgroup =
+        arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128));
+    Value row0 = arith::AddIOp::create(
+        b, loc, work.row0,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, warpgroup,
+                                  indexConst(b, loc, bytes.groupRows())),
+            arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16))));
+    return {lane, warpInBlock, row0};
+  }
   /// The epilogue of a persistent grid's tile, on its accumulators: each
   /// warp rounds its rows to the product's type into its own part of the
   /// shared memory past the stages (which the next tile's loads fill
@@ -612,7 +634,9 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
         clusterSize);
   }
   int64_t sharedBytes = bytes.stages() + kArrivalBytes + kSwizzleAlignment;
-  if (isWarpSpecialized())
+  // The warps' epilogue (persistent or warp-specialized) stages each
+  // warp's rows past the stages.
+  if (isPersistent() || isWarpSpecialized())
     sharedBytes += bytes.warpStagingBytes();
   return emitLaunch(
       b, loc, kernel, blocks, launchThreads(),
@@ -1311,22 +1335,9 @@ LogicalResult TileLaunch::emitWarpSplitEpilogue(
     return SmallVector<int64_t, 2>{i / fragmentFloats, i % fragmentFloats};
   };
   int64_t warps = tiles.threads() / 32;
-  Value lane = arith::RemUIOp::create(b, loc, thread, indexConst(b, loc, 32));
-  Value warpInBlock =
-      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
-  Value warp =
-      arith::RemUIOp::create(b, loc, warpInBlock, indexConst(b, loc, 4));
-  Value warpgroup =
-      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128));
+  auto [lane, warpInBlock, warpRow0] = warpPlace(b, thread, work);
   // The warp's first row (of its first fragment, the lowest): a warp with
   // none inside M neither stores nor counts, in every range alike.
-  Value warpRow0 = arith::AddIOp::create(
-      b, loc, work.row0,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, warpgroup,
-                                indexConst(b, loc, bytes.groupRows())),
-          arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16))));
   // Range `range`'s partial of the warp's position: vector j of every
   // lane side by side (a warp's store is 512 contiguous bytes). The
   // offsets are the first range's plus constants, so that one address
@@ -1458,13 +1469,7 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
   // 16 w + l / 4 and 8 rows below, and of each 8 columns the pair from
   // 2 (l % 4); floats 4 j + 2 h and 4 j + 2 h + 1 are the pair of columns
   // 8 j of the row 8 h below.
-  Value lane = arith::RemUIOp::create(b, loc, thread, indexConst(b, loc, 32));
-  Value warpInBlock =
-      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 32));
-  Value warp =
-      arith::RemUIOp::create(b, loc, warpInBlock, indexConst(b, loc, 4));
-  Value warpgroup =
-      arith::DivUIOp::create(b, loc, thread, indexConst(b, loc, 128));
+  auto [lane, warpInBlock, warpRow0] = warpPlace(b, thread, work);
   Value quadRow = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4));
   Value quadColumn = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
@@ -1503,14 +1508,6 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
   };
   int64_t rowVectors = tileColumns / width;
   PointEvaluator evaluator(b, loc, kernel, buffers.inputs, width);
-  // The output row of the warp's first row in the tile's first fragment.
-  Value warpRow0 = arith::AddIOp::create(
-      b, loc, work.row0,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, warpgroup,
-                                indexConst(b, loc, bytes.groupRows())),
-          arith::MulIOp::create(b, loc, warp, indexConst(b, loc, 16))));
   for (int64_t fragment = 0; fragment < fragments; ++fragment) {
     for (int64_t j = 0; j < tiles.n / 8; ++j) {
       auto [upper, lower] = columnPairs(fragment, j);
