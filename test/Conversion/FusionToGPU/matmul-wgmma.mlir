@@ -273,12 +273,15 @@ func.func @decode_relu(%a: tensor<?x1024xbf16>, %b: tensor<1024x256xbf16>) -> te
 // async proxy. The first step's before the loop; the others while the MMA
 // of the step before runs, before the block barrier. K is not split: the
 // grid is persistent and the warps' epilogue reads their 16 rows of 256
-// columns back.
+// columns back, each warp's staged past the stages (32 KiB in all), though
+// no warpgroup loads on its own (128 threads).
 // CHECK-LABEL: func.func @prologue_in_place
 // CHECK: %[[MAPA:.+]] = nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<64x64xbf16
 // CHECK: %[[MAPB:.+]] = nvgpu.tma.create.descriptor %{{.+}} : memref<*xbf16> -> <tensor = memref<64x64xbf16
 // CHECK: call @fusion_cuda_multiprocessors
 // CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c128
+// CHECK-SAME: dynamic_shared_memory_size %c197648_i32
 // CHECK-SAME: function(@prologue_in_place_k0_few_rows)
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c40960
 // CHECK: nvgpu.tma.async.load %[[MAPA]]
