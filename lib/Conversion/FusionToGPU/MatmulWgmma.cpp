@@ -23,7 +23,8 @@
 //
 // Many rows run 256 x 128 tiles of two warpgroups. At most 256 rows
 // (decode, small batches) the weights' bytes weigh more than the FLOPs:
-// 64 x 256 tiles of one warpgroup, K cut
+// 64 x 256 tiles of one warpgroup (64 x 128 for a single product of kernel
+// inputs, getWgmmaFewRowTiles), K cut
 // into the plan's `split` ranges, a block each, so that enough blocks stream
 // B at once. Each range's partial tile goes to a workspace and its arrival
 // is counted: warp by warp in a warp-specialized kernel (the position's
@@ -82,6 +83,7 @@ constexpr int64_t kBoxColumns = 64;
 constexpr int64_t kMaxBoxesB = 4;
 static_assert(kWgmmaTiles.n % (2 * kBoxColumns) == 0 &&
               kWgmmaFewRowTiles.n % (2 * kBoxColumns) == 0 &&
+              kWgmmaFewRowNarrowTiles.n % kBoxColumns == 0 &&
               kWgmmaTiles.n <= kMaxBoxesB * kBoxColumns &&
               kWgmmaFewRowTiles.n <= kMaxBoxesB * kBoxColumns);
 /// Shared bytes past the stages: the split's arrival count.
@@ -111,7 +113,8 @@ constexpr bool fitsLaunchRegisters(const WgmmaTiles &tiles) {
          65536 / threads / 8 * 8 * threads;
 }
 static_assert(fitsLaunchRegisters(kWgmmaTiles) &&
-              fitsLaunchRegisters(kWgmmaFewRowTiles));
+              fitsLaunchRegisters(kWgmmaFewRowTiles) &&
+              fitsLaunchRegisters(kWgmmaFewRowNarrowTiles));
 /// Elements of a partial tile's vectors in the workspace.
 constexpr int64_t kPartialWidth = 4;
 /// A swizzled row is 128 bytes: 8 units of 16 bytes (8 elements), unit u of
@@ -152,7 +155,8 @@ struct TileBytes {
   }
 };
 static_assert(TileBytes{kWgmmaTiles}.stagesHoldAccumulators() &&
-              TileBytes{kWgmmaFewRowTiles}.stagesHoldAccumulators());
+              TileBytes{kWgmmaFewRowTiles}.stagesHoldAccumulators() &&
+              TileBytes{kWgmmaFewRowNarrowTiles}.stagesHoldAccumulators());
 /// A block's shared memory (at most 227 KiB, static objects included: the
 /// mbarriers, inside the alignment's slack) holds the warps' rows too.
 static_assert(TileBytes{kWgmmaTiles}.warpStagingOffset() +
@@ -435,6 +439,19 @@ private:
                     Value warpgroup,
                     nvgpu::WarpgroupAccumulatorType accumulatorType,
                     Value accumulator) const;
+  /// A warpgroup's accumulators as the LLVM struct upstream's lowering
+  /// makes of them: a struct of 64 rows' fragments per 64 rows, each
+  /// tiles.n / 2 floats (reconcile-unrealized-casts folds this cast with
+  /// the lowering's).
+  Value accumulatorRegisters(OpBuilder &b, Value accumulator) const {
+    MLIRContext *context = b.getContext();
+    auto fragmentType = LLVM::LLVMStructType::getLiteral(
+        context, SmallVector<Type>(tiles.n / 2, b.getF32Type()));
+    auto type = LLVM::LLVMStructType::getLiteral(
+        context, SmallVector<Type>(bytes.groupRows() / 64, fragmentType));
+    return UnrealizedConversionCastOp::create(b, loc, type, accumulator)
+        .getResult(0);
+  }
   /// A multiplying thread's lane, warp in the block, and the output row
   /// of its warp's first row in `work`'s tile (of the first 64 rows of
   /// its warpgroup's; lane l of warp w holds rows 16 w + l / 4 and 8 below
@@ -1316,28 +1333,15 @@ TileLaunch::emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids,
 LogicalResult TileLaunch::emitWarpSplitEpilogue(
     OpBuilder &b, const Pipeline &pipe, Value thread, Value accumulator,
     const WorkItem &work, Value m, const SplitWorkspace &workspace) const {
-  MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
-  // A lane's accumulators: the struct of fragments of tiles.n / 2 floats
-  // that upstream's lowering makes of them (as in emitWarpEpilogue).
   int64_t fragmentFloats = tiles.n / 2;
-  int64_t fragments = bytes.groupRows() / 64;
-  int64_t laneFloats = fragments * fragmentFloats;
-  auto registersType = LLVM::LLVMStructType::getLiteral(
-      context,
-      SmallVector<Type>(fragments,
-                        LLVM::LLVMStructType::getLiteral(
-                            context, SmallVector<Type>(fragmentFloats, f32))));
-  Value registers =
-      UnrealizedConversionCastOp::create(b, loc, registersType, accumulator)
-          .getResult(0);
+  int64_t laneFloats = bytes.groupRows() / 64 * fragmentFloats;
+  Value registers = accumulatorRegisters(b, accumulator);
   auto position = [&](int64_t i) {
     return SmallVector<int64_t, 2>{i / fragmentFloats, i % fragmentFloats};
   };
   int64_t warps = tiles.threads() / 32;
   auto [lane, warpInBlock, warpRow0] = warpPlace(b, thread, work);
-  // The warp's first row (of its first fragment, the lowest): a warp with
-  // none inside M neither stores nor counts, in every range alike.
   // Range `range`'s partial of the warp's position: vector j of every
   // lane side by side (a warp's store is 512 contiguous bytes). The
   // offsets are the first range's plus constants, so that one address
@@ -1366,6 +1370,8 @@ LogicalResult TileLaunch::emitWarpSplitEpilogue(
   auto partialType = VectorType::get({kPartialWidth}, f32);
   llvm::MaybeAlign alignment = vectorAlignment(f32, kPartialWidth);
   LogicalResult stored = success();
+  // A warp whose first row (the lowest) is past M neither stores nor
+  // counts, in every range alike.
   emitIf(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpRow0, m),
@@ -1422,21 +1428,8 @@ LogicalResult TileLaunch::emitWarpEpilogue(OpBuilder &b, const Pipeline &pipe,
                                            Value thread, Value accumulator,
                                            const WorkItem &work,
                                            Value m) const {
-  MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
-  // The accumulator as the LLVM struct upstream's lowering makes of it: a
-  // struct of 64 rows' fragments per 64 rows, each tiles.n / 2 floats
-  // (reconcile-unrealized-casts folds this cast with the lowering's).
-  int64_t fragments = bytes.groupRows() / 64;
-  auto fragmentType = LLVM::LLVMStructType::getLiteral(
-      context, SmallVector<Type>(tiles.n / 2, f32));
-  Value registers =
-      UnrealizedConversionCastOp::create(
-          b, loc,
-          LLVM::LLVMStructType::getLiteral(
-              context, SmallVector<Type>(fragments, fragmentType)),
-          accumulator)
-          .getResult(0);
+  Value registers = accumulatorRegisters(b, accumulator);
   auto pairType = VectorType::get({2}, f32);
   auto pair = [&](int64_t fragment, int64_t first) -> Value {
     SmallVector<Value, 2> lanes;
@@ -1895,8 +1888,8 @@ LogicalResult codegen::emitMatmulWgmma(OpBuilder &b, Location loc,
   };
   auto fewRows = [&](OpBuilder &b) {
     int64_t split = plan.getSplit();
-    TileLaunch launch(loc, kernel, plan, buffers, *tiled, kWgmmaFewRowTiles,
-                      split, sources);
+    TileLaunch launch(loc, kernel, plan, buffers, *tiled,
+                      getWgmmaFewRowTiles(*tiled), split, sources);
     if (split == 1)
       return launch.emit(b, /*workspace=*/nullptr, "_few_rows");
     FailureOr<Value> arrivals =

@@ -204,10 +204,10 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
 }
 
 // At most 256 rows (decode), K in ranges over blocks: with M dynamic the
-// host picks the kernel from M. The few-row kernel is a warpgroup per
-// 64 x 256 tile (160 KiB of stages) and a loading one; K = 1024 is 16
-// steps, in 4 ranges (the plan's split), a block each (no loop over
-// items). Each warp stores its accumulators to a workspace (f32) as its
+// host picks the kernel from M. The few-row kernel of a single product of
+// kernel inputs is a warpgroup per 64 x 128 tile (96 KiB of stages) and a
+// loading one; K = 1024 is 16 steps, in 4 ranges (the plan's split), a
+// block each (no loop over items). Each warp stores its accumulators to a workspace (f32) as its
 // lanes hold them and counts its arrival on the runtime's counters (kept
 // per stream, zero: no memset; one per warp of each tile), lane 0's count
 // shuffled to the others; the position's last warp sets its count back to
@@ -228,16 +228,16 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
 // CHECK-NOT: fusion_cuda_multiprocessors
 // CHECK: gpu.launch
 // CHECK-SAME: threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
-// CHECK-SAME: dynamic_shared_memory_size %c197648_i32
+// CHECK-SAME: dynamic_shared_memory_size %c115728_i32
 // CHECK-SAME: function(@decode_relu_k0_few_rows)
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c40960
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c24576
 // CHECK: } else {
 // CHECK-NOT: scf.for {{.+}} step %arg9
-// CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<64x64xbf16, {{.+}}>>, <tensor = memref<64x256xbf16, {{.+}}>>
+// CHECK: nvgpu.warpgroup.mma {{.+}} {transposeB} : <tensor = memref<64x64xbf16, {{.+}}>>, <tensor = memref<64x128xbf16, {{.+}}>>
 // CHECK-NOT: nvgpu.warpgroup.mma.store
 // CHECK-NOT: gpu.barrier
-// CHECK-COUNT-32: vector.store %{{.+}}, %[[PARTIALS]][%{{.+}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-16: vector.store %{{.+}}, %[[PARTIALS]][%{{.+}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: nvvm.bar.warp.sync
 // CHECK: memref.atomic_rmw addi %{{.+}}, %[[ARRIVALS]]
@@ -248,7 +248,7 @@ func.func @gated_halves(%x: tensor<?x64xbf16>, %w: tensor<64x192xbf16>) -> tenso
 // CHECK-NEXT: llvm.fence syncscope("device") acq_rel
 // CHECK: scf.if %[[LAST]] {
 // CHECK-COUNT-4: vector.load %[[PARTIALS]]
-// CHECK: vector.store {{.+}} : memref<16x256xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: vector.store {{.+}} : memref<16x128xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: arith.maximumf
 // CHECK: vector.store {{.+}} vector<8xbf16>
 // CHECK: gpu.terminator

@@ -524,15 +524,17 @@ func.func @wgmma_refused(%a: tensor<64x32xbf16>, %b: tensor<32x20xbf16>) -> tens
 
 // At most 256 rows, matmul_wgmma splits K over blocks, as far as they still
 // fit on the H200's 132 multiprocessors at one each, in ranges of at least
-// 4 steps of 64. Decode's down projection (11008 -> 4096: 16 tiles of 256
-// columns, 172 steps) takes 8 (128 blocks); with M dynamic the plan holds
-// the split for the rows that take it. 16 x 1024 -> 256 (1 tile, 16 steps)
-// is cut in 4; the up projection's pair (86 tiles of 128 columns of each
-// product) fills one wave unsplit; 130 static rows are 3 tiles of 64 rows
-// of 1024 -> 256 (split 44, at most 4); more than 256 rows are never
-// split.
+// 4 steps of 64. A single product of kernel inputs has tiles of 128
+// columns: decode's down projection (11008 -> 4096: 32 tiles, 172 steps)
+// takes 4 (128 blocks); with M dynamic the plan holds the split for the
+// rows that take it. 16 x 1024 -> 256 (2 tiles, 16 steps) is cut in 4; the
+// up projection's pair (86 tiles of 128 columns of each product) fills one
+// wave unsplit, as does a single up projection (86 tiles); a prologue (a
+// scale of B) keeps tiles of 256 columns (16 tiles, split 8); 130 static
+// rows are 3 tiles of 64 rows of 1024 -> 256 (split 22, at most 4); more
+// than 256 rows are never split.
 // GENERATED-LABEL: func @split_decode_down
-// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1, 1]>
+// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, split = 4, passes = [1, 1]>
 func.func @split_decode_down(%a: tensor<?x11008xbf16>, %b: tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
   %0 = fusion.kernel matmul (%a, %b) : (tensor<?x11008xbf16>, tensor<11008x4096xbf16>) -> tensor<?x4096xbf16> {
   ^bb0(%x: tensor<?x11008xbf16>, %y: tensor<11008x4096xbf16>):
@@ -550,6 +552,27 @@ func.func @split_static_rows(%a: tensor<16x1024xbf16>, %b: tensor<1024x256xbf16>
     fusion.yield %p : tensor<16x256xbf16>
   }
   return %0 : tensor<16x256xbf16>
+}
+// GENERATED-LABEL: func @split_decode_up
+// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1]>
+func.func @split_decode_up(%a: tensor<?x4096xbf16>, %b: tensor<4096x11008xbf16>) -> tensor<?x11008xbf16> {
+  %0 = fusion.kernel matmul (%a, %b) : (tensor<?x4096xbf16>, tensor<4096x11008xbf16>) -> tensor<?x11008xbf16> {
+  ^bb0(%x: tensor<?x4096xbf16>, %y: tensor<4096x11008xbf16>):
+    %p = fusion.matmul %x, %y : (tensor<?x4096xbf16>, tensor<4096x11008xbf16>) -> tensor<?x11008xbf16>
+    fusion.yield %p : tensor<?x11008xbf16>
+  }
+  return %0 : tensor<?x11008xbf16>
+}
+// GENERATED-LABEL: func @split_decode_down_scaled
+// GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, split = 8, passes = [1, 1, 1]>
+func.func @split_decode_down_scaled(%a: tensor<?x11008xbf16>, %b: tensor<11008x4096xbf16>, %s: tensor<4096xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fusion.kernel matmul (%a, %b, %s) : (tensor<?x11008xbf16>, tensor<11008x4096xbf16>, tensor<4096xbf16>) -> tensor<?x4096xbf16> {
+  ^bb0(%x: tensor<?x11008xbf16>, %y: tensor<11008x4096xbf16>, %z: tensor<4096xbf16>):
+    %w = fusion.mul %y, %z : (tensor<11008x4096xbf16>, tensor<4096xbf16>) -> tensor<11008x4096xbf16>
+    %p = fusion.matmul %x, %w : (tensor<?x11008xbf16>, tensor<11008x4096xbf16>) -> tensor<?x4096xbf16>
+    fusion.yield %p : tensor<?x4096xbf16>
+  }
+  return %0 : tensor<?x4096xbf16>
 }
 // GENERATED-LABEL: func @split_decode_pair
 // GENERATED: plan = #fusion.plan<matmul_wgmma, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1]>

@@ -1024,6 +1024,15 @@ int64_t fusion::getWgmmaTileColumns(const TiledProducts &tiled,
   return tiles.n / static_cast<int64_t>(tiled.products.size());
 }
 
+WgmmaTiles fusion::getWgmmaFewRowTiles(const TiledProducts &tiled) {
+  bool inputs = llvm::all_of(tiled.products, [](TiledProducts::Product p) {
+    return isa<BlockArgument>(p.matmul.getA()) &&
+           isa<BlockArgument>(p.matmul.getB());
+  });
+  return inputs && !tiled.isPair() ? kWgmmaFewRowNarrowTiles
+                                   : kWgmmaFewRowTiles;
+}
+
 /// Steps of `kWgmmaTiles.k` along K of a kernel matmul_wgmma runs.
 static int64_t getWgmmaKSteps(KernelOp kernel) {
   MatmulOp matmul = *kernel.getBodyBlock().getOps<MatmulOp>().begin();
@@ -1039,14 +1048,14 @@ static int64_t planWgmmaSplit(KernelOp kernel, const GpuTarget &target) {
   if (!ShapedType::isDynamic(m) && m > kWgmmaFewRows)
     return 1;
   // A dynamic M is taken to be one tile of rows (decode).
+  WgmmaTiles fewRowTiles = getWgmmaFewRowTiles(*tiled);
   int64_t rowTiles =
       ShapedType::isDynamic(m)
           ? 1
-          : std::max<int64_t>(1, llvm::divideCeil(m, kWgmmaFewRowTiles.m));
+          : std::max<int64_t>(1, llvm::divideCeil(m, fewRowTiles.m));
   int64_t tiles =
-      rowTiles *
-      llvm::divideCeil(tiled->shape[1],
-                       getWgmmaTileColumns(*tiled, kWgmmaFewRowTiles));
+      rowTiles * llvm::divideCeil(tiled->shape[1],
+                                  getWgmmaTileColumns(*tiled, fewRowTiles));
   int64_t split = target.multiprocessors / std::max<int64_t>(1, tiles);
   int64_t maxSplit =
       std::min(getWgmmaKSteps(kernel) / kMinFewRowSteps, kMaxWgmmaSplit);

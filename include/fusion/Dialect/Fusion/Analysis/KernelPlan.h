@@ -227,6 +227,17 @@ static_assert(kWgmmaTiles.warpgroups % kWgmmaTiles.clusterBlocks == 0,
 /// plan's `split` ranges, a block each, so that every multiprocessor
 /// streams B; 4 stages (160 KiB).
 inline constexpr WgmmaTiles kWgmmaFewRowTiles{64, 256, 64, 4, 1};
+/// Few rows of a single product whose operands are both kernel inputs
+/// (loaded by a warpgroup of their own): 64 x 128 tiles, B read 256 bytes
+/// of a row at a time, as each product of a pair is. Twice the tiles of
+/// kWgmmaFewRowTiles and so half the K ranges: each last warp of a split
+/// sums half as many partials (H100, 2026-12-06, decode's down projection:
+/// 16 tiles x 8 ranges 36.4 us, 32 tiles x 4 ranges 33.8). Kernels whose
+/// threads write prologues keep the wide tiles (autocast's 16-token linear
+/// 0.0447 ms wide, 0.0613 narrow).
+inline constexpr WgmmaTiles kWgmmaFewRowNarrowTiles{64, 128, 64, 4, 1};
+/// The few-row tiles of a kernel's products `tiled`.
+WgmmaTiles getWgmmaFewRowTiles(const TiledProducts &tiled);
 /// Most rows the few-row tiles take: up to 256 they beat one 256-row tile
 /// (H200, 2026-12-01, the MLP block generated: 65 rows 0.230 -> 0.128 ms,
 /// 128 0.216 -> 0.138, 192 0.218 -> 0.154, 256 0.214 -> 0.189).

@@ -136,8 +136,9 @@ def Fusion_KernelPlanAttr : AttrDef<Fusion_Dialect, "KernelPlan"> {
       of the product), `matmul_wgmma` (Hopper tensor cores: TMA loads
       into swizzled shared memory, an mbarrier pipeline, warpgroup MMA,
       the epilogue on the accumulator; tiles of 256 x 128 x 64, 4 stages,
-      two warpgroups, and for at most 256 rows tiles of 64 x 256 x 64, one
-      warpgroup, K split over blocks), `library_matmul` (a cuBLASLt call), `columns`
+      two warpgroups, and for at most 256 rows tiles of 64 x 256 x 64 (64 x
+      128 x 64 for a single product of kernel inputs), one warpgroup, K
+      split over blocks), `library_matmul` (a cuBLASLt call), `columns`
       (reductions that keep the innermost axis: blocks of vector columns,
       their threads spread over the reduced rows), `split_reduction`
       (reductions over the innermost axis with few outputs: blocks per
