@@ -49,6 +49,40 @@ def timeline(activities, calls):
     return dict(span_us=span, busy_us=busy, activities=rows)
 
 
+def add_arguments(parser):
+    """The options profile_variants takes: --calls N, --flush, --once."""
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--flush", action="store_true")
+    parser.add_argument("--once", action="store_true")
+
+
+def profile_variants(variants, calls, cache=None, once=False):
+    """Each (label, call) of `variants` profiled `calls` times back to back:
+    ({label: kernel_times}, {label: timeline}). With `cache` (a device
+    buffer) zeroed before each call, as do_bench empties the L2. With
+    `once`, one call of each inside an NVTX range `measured`, after `cache`
+    is zeroed, for ncu (`--nvtx --nvtx-include "measured/"`), and two
+    empty dicts."""
+    results, timelines = {}, {}
+    for label, call in variants:
+        if once:
+            for _ in range(3):
+                call()  # warm-up (profile warms up itself)
+            if cache is not None:
+                cache.zero_()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_push("measured")
+            call()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+            continue
+        step = (lambda c=call: (cache.zero_(), c())) if cache is not None else call
+        activities = profile(step, calls)
+        results[label] = kernel_times(activities, calls)
+        timelines[label] = timeline(activities, calls)
+    return results, timelines
+
+
 def print_report(label, results, timelines):
     """Prints each variant's kernels (slowest first) and one call's
     timeline; `results` and `timelines` map a variant to kernel_times and

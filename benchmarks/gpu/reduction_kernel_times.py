@@ -27,7 +27,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from fusion import cuda  # noqa: E402
 import reductions  # noqa: E402
-from kernel_profile import kernel_times, print_report, profile, timeline  # noqa: E402
+from kernel_profile import add_arguments, print_report, profile_variants  # noqa: E402
 from run_bench import DTYPES  # noqa: E402
 
 
@@ -39,7 +39,7 @@ def inputs(fn):
 
 
 def variants(name, fused, before):
-    """(label, call) of each way to run workload `name`, warmed up."""
+    """(label, call) of each way to run workload `name`."""
     fn = fused.functions[name]
     xs = inputs(fn)
     outs = fn(*xs)
@@ -53,10 +53,6 @@ def variants(name, fused, before):
         import jax
         args = [jax.dlpack.from_dlpack(x) for x in xs]
         calls.append(("xla", lambda: jax.block_until_ready(jitted(*args))))
-    for _, call in calls:
-        for _ in range(3):
-            call()
-    torch.cuda.synchronize()
     return calls
 
 
@@ -64,9 +60,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("names", nargs="+")
     parser.add_argument("--before", help="another library of the reductions' programs")
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--flush", action="store_true")
-    parser.add_argument("--once", action="store_true")
+    add_arguments(parser)
     args = parser.parse_args()
     fused = cuda.load(os.path.join(here, "reductions_full.fused.so"))
     before = cuda.load(args.before) if args.before else None
@@ -75,20 +69,9 @@ def main():
     for name in args.names:
         if name not in fused.functions:
             sys.exit(f"no workload {name!r} in reductions_full.fused.so")
-        results, timelines = {}, {}
-        for label, call in variants(name, fused, before):
-            if args.once:
-                cache.zero_()
-                torch.cuda.synchronize()
-                torch.cuda.nvtx.range_push("measured")
-                call()
-                torch.cuda.synchronize()
-                torch.cuda.nvtx.range_pop()
-                continue
-            step = (lambda c=call: (cache.zero_(), c())) if args.flush else call
-            activities = profile(step, args.calls)
-            results[label] = kernel_times(activities, args.calls)
-            timelines[label] = timeline(activities, args.calls)
+        results, timelines = profile_variants(
+            variants(name, fused, before), args.calls,
+            cache if args.flush or args.once else None, args.once)
         if not args.once:
             print_report(name, results, timelines)
             report[name] = {"kernels": results, "timelines": timelines}

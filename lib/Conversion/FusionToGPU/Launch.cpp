@@ -213,6 +213,29 @@ LogicalResult codegen::releaseArrivalCounters(OpBuilder &b, Location loc,
   return success();
 }
 
+namespace {
+/// Adds one to `arrivals[index]`; returns the count before it.
+Value emitCount(OpBuilder &b, Location loc, Value arrivals, Value index) {
+  return memref::AtomicRMWOp::create(
+      b, loc, arith::AtomicRMWKind::addi,
+      arith::ConstantIntOp::create(b, loc, 1, 32), arrivals, ValueRange{index});
+}
+
+/// Where every other arrival has counted (`before` equals `last`), sets the
+/// counter back to zero: the next launch needs no memset.
+void emitResetWhenLast(OpBuilder &b, Location loc, Value arrivals, Value index,
+                       Value before, Value last) {
+  emitIf(b, loc,
+         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, last),
+         [&] {
+           memref::AtomicRMWOp::create(
+               b, loc, arith::AtomicRMWKind::assign,
+               arith::ConstantIntOp::create(b, loc, 0, 32), arrivals,
+               ValueRange{index});
+         });
+}
+} // namespace
+
 Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
                             Value index, Value slot, Value counts,
                             Value last) {
@@ -223,22 +246,9 @@ Value codegen::countArrival(OpBuilder &b, Location loc, Value arrivals,
   gpu::BarrierOp::create(b, loc);
   Value zero = indexConst(b, loc, 0);
   emitIf(b, loc, counts, [&] {
-    Value before =
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
-                                    arith::ConstantIntOp::create(b, loc, 1, 32),
-                                    arrivals, ValueRange{index});
+    Value before = emitCount(b, loc, arrivals, index);
     memref::StoreOp::create(b, loc, before, slot, ValueRange{zero});
-    // Every other block has counted: the counter is zero for the next
-    // launch, which needs no memset.
-    emitIf(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, last),
-        [&] {
-          memref::AtomicRMWOp::create(
-              b, loc, arith::AtomicRMWKind::assign,
-              arith::ConstantIntOp::create(b, loc, 0, 32), arrivals,
-              ValueRange{index});
-        });
+    emitResetWhenLast(b, loc, arrivals, index, before, last);
   });
   gpu::BarrierOp::create(b, loc);
   Value isLast = arith::CmpIOp::create(
@@ -265,19 +275,8 @@ Value codegen::countWarpArrival(OpBuilder &b, Location loc, Value arrivals,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(count.thenBlock());
-    Value before =
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
-                                    arith::ConstantIntOp::create(b, loc, 1, 32),
-                                    arrivals, ValueRange{index});
-    // Every other warp has counted: the counter is zero for the next
-    // launch, which needs no memset.
-    emitIf(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, last),
-        [&] {
-          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
-                                      zero, arrivals, ValueRange{index});
-        });
+    Value before = emitCount(b, loc, arrivals, index);
+    emitResetWhenLast(b, loc, arrivals, index, before, last);
     scf::YieldOp::create(b, loc, before);
     b.setInsertionPointToStart(count.elseBlock());
     scf::YieldOp::create(b, loc, zero);
