@@ -12,7 +12,14 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstdint>
 #include <cstdlib>
+
+namespace {
+/// Result numbers past any operation's: the parser allocates a slot for
+/// each number up to the one used.
+constexpr uint64_t kMaxResultNumber = uint64_t(1) << 20;
+} // namespace
 
 void fusion::registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::fusion::FusionDialect>();
@@ -34,16 +41,46 @@ void fusion::setDefaultCudaPath() {
 bool fusion::reportKnownParserCrashes(llvm::SourceMgr &sourceMgr) {
   llvm::StringRef text =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
-  llvm::Regex indexArray("array<[[:space:]]*index[[:space:]]*:");
   bool found = false;
-  llvm::SmallVector<llvm::StringRef, 1> match;
-  for (llvm::StringRef rest = text; indexArray.match(rest, &match);) {
-    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(match[0].data()),
-                           llvm::SourceMgr::DK_Error,
-                           "dense arrays of 'index' are not supported (use "
-                           "i64: MLIR 22's parser cannot read them)");
-    found = true;
-    rest = rest.drop_front(match[0].end() - rest.begin());
-  }
+  llvm::SmallVector<llvm::StringRef, 2> match;
+  // Whether `at` is inside a line comment.
+  auto inComment = [&](llvm::StringRef at) {
+    size_t offset = at.data() - text.data();
+    size_t lineStart = text.rfind('\n', offset);
+    lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+    return text.slice(lineStart, offset).contains("//");
+  };
+  // Reports at the start of group `group` each match of `pattern` outside
+  // comments that `crashes` takes.
+  auto scan =
+      [&](const char *pattern, unsigned group,
+          llvm::function_ref<bool(llvm::ArrayRef<llvm::StringRef>)> crashes,
+          const char *message) {
+        llvm::Regex regex(pattern);
+        for (llvm::StringRef rest = text; regex.match(rest, &match);) {
+          if (!inComment(match[0]) && crashes(match)) {
+            sourceMgr.PrintMessage(
+                llvm::SMLoc::getFromPointer(match[group].data()),
+                llvm::SourceMgr::DK_Error, message);
+            found = true;
+          }
+          rest = rest.drop_front(match[0].end() - rest.begin());
+        }
+      };
+  scan(
+      "array<[[:space:]]*index[[:space:]]*:", 0,
+      [](llvm::ArrayRef<llvm::StringRef>) { return true; },
+      "dense arrays of 'index' are not supported (use i64: MLIR 22's "
+      "parser cannot read them)");
+  // A use of result N (`%x#N`): the parser makes room for N results before
+  // it checks N against the operation's, so a huge N exhausts the memory.
+  scan(
+      "%[[:alnum:]_.$-]+#([0-9]+)", 0,
+      [](llvm::ArrayRef<llvm::StringRef> m) {
+        uint64_t number;
+        return m[1].getAsInteger(10, number) || number >= kMaxResultNumber;
+      },
+      "reference to invalid result number (MLIR 22's parser cannot read "
+      "one this large)");
   return found;
 }

@@ -34,9 +34,10 @@ void setDefaultCudaPath();
 
 /// Input the MLIR 22 parser crashes on instead of diagnosing: dense arrays
 /// of `index` (`array<index: ...>`, llvm/llvm-project#179045, fixed after
-/// 22.1). Reports each such spot of the main buffer of `sourceMgr` as an
-/// error, as the parser would have; true if there is one. For tools; call
-/// before parsing.
+/// 22.1), and uses of a huge result number (`%0#2147483648`, which runs it
+/// out of memory). Reports each such spot of the main buffer of
+/// `sourceMgr` as an error, as the parser would have; true if there is
+/// one. For tools; call before parsing.
 bool reportKnownParserCrashes(llvm::SourceMgr &sourceMgr);
 
 } // namespace fusion
