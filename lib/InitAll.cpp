@@ -50,32 +50,30 @@ bool fusion::reportKnownParserCrashes(llvm::SourceMgr &sourceMgr) {
     lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
     return text.slice(lineStart, offset).contains("//");
   };
-  // Reports at the start of group `group` each match of `pattern` outside
-  // comments that `crashes` takes.
+  // Reports each match of `pattern` outside comments that `crashes` takes.
   auto scan =
-      [&](const char *pattern, unsigned group,
+      [&](const char *pattern,
           llvm::function_ref<bool(llvm::ArrayRef<llvm::StringRef>)> crashes,
           const char *message) {
         llvm::Regex regex(pattern);
         for (llvm::StringRef rest = text; regex.match(rest, &match);) {
           if (!inComment(match[0]) && crashes(match)) {
-            sourceMgr.PrintMessage(
-                llvm::SMLoc::getFromPointer(match[group].data()),
-                llvm::SourceMgr::DK_Error, message);
+            sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(match[0].data()),
+                                   llvm::SourceMgr::DK_Error, message);
             found = true;
           }
           rest = rest.drop_front(match[0].end() - rest.begin());
         }
       };
   scan(
-      "array<[[:space:]]*index[[:space:]]*:", 0,
+      "array<[[:space:]]*index[[:space:]]*:",
       [](llvm::ArrayRef<llvm::StringRef>) { return true; },
       "dense arrays of 'index' are not supported (use i64: MLIR 22's "
       "parser cannot read them)");
   // A use of result N (`%x#N`): the parser makes room for N results before
   // it checks N against the operation's, so a huge N exhausts the memory.
   scan(
-      "%[[:alnum:]_.$-]+#([0-9]+)", 0,
+      "%[[:alnum:]_.$-]+#([0-9]+)",
       [](llvm::ArrayRef<llvm::StringRef> m) {
         uint64_t number;
         return m[1].getAsInteger(10, number) || number >= kMaxResultNumber;
