@@ -35,6 +35,15 @@ if ! python3 -c "import numpy, ml_dtypes, setuptools, wheel" 2>/dev/null; then
       --break-system-packages numpy ml_dtypes setuptools wheel
 fi
 
+# cuobjdump and nvdisasm (scripts/kernel-sass.py: the SASS of the kernels),
+# which this CUDA toolkit lacks: NVIDIA's wheels from PyPI, about 6 MB.
+if ! python3 "$(dirname "$0")/kernel-sass.py" --which >/dev/null 2>&1; then
+  echo "install-deps: installing cuobjdump and nvdisasm for $(command -v python3)"
+  python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+      nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+fi
+
 # The torch.compile backend's tests need PyTorch 2.x in that python3
 # (Debian's python3-torch is 1.13, without torch.compile). From PyPI: about
 # 3 minutes and 5 GB with its CUDA packages; it runs on the CPU here.

@@ -67,6 +67,13 @@ if subprocess.run([config.fusion_python, "-c", "import torch; torch.compile; imp
                   capture_output=True).returncode == 0:
     config.available_features.add("torch-compile")
 
+# cuobjdump disassembles cubins (scripts/kernel-sass.py finds it in the
+# toolkit, in PATH or in the suite's Python's pip packages).
+if subprocess.run([config.fusion_python,
+                   os.path.join(config.fusion_src_root, "scripts", "kernel-sass.py"), "--which"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("cuobjdump")
+
 # Executed tests run Python with the fusion package on its path.
 config.substitutions.append(("%fusion_python", config.fusion_python))
 config.substitutions.append(("%fusion_obj_root", config.fusion_obj_root))
