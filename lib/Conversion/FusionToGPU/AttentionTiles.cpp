@@ -118,17 +118,21 @@ static_assert(fitsLaunchRegisters(kAttentionTilesThreads, 128, false) &&
 constexpr struct {
   int64_t wide, narrow;
 } kAttentionTilesWideBlockTime{13, 10};
-/// Barriers of the "full" group: Q, then K and V of each stage; of the
-/// "empty" group: K and V of each stage, released apart (K once its scores
-/// are computed, a step before V), so that the next K loads early.
+/// Q buffers a persistent block may have: the next tile's Q loads into
+/// the other while a tile runs (SharedLayout::queryBuffers).
+constexpr int64_t kMaxQueryBuffers = 2;
+/// Barriers of the "full" group: each Q buffer's, then K and V of each
+/// stage; of the "empty" group: K and V of each stage, released apart (K
+/// once its scores are computed, a step before V), so that the next K loads
+/// early, then each Q buffer's.
 constexpr int64_t kQueriesLoaded = 0;
-constexpr int64_t kKeysLoaded = 1;
+constexpr int64_t kKeysLoaded = kMaxQueryBuffers;
 constexpr int64_t kValuesLoaded = kKeysLoaded + kStages;
 constexpr int64_t kFullBarriers = kValuesLoaded + kStages;
 constexpr int64_t kKeysReleased = 0;
 constexpr int64_t kValuesReleased = kStages;
 constexpr int64_t kQueriesReleased = 2 * kStages;
-constexpr int64_t kEmptyBarriers = kQueriesReleased + 1;
+constexpr int64_t kEmptyBarriers = kQueriesReleased + kMaxQueryBuffers;
 /// With inputs read per score staged (below), a barrier more of each group
 /// per multiplying warpgroup: its rows of them loaded, and released.
 constexpr int64_t kScoresLoaded = kFullBarriers;
@@ -137,15 +141,18 @@ constexpr int64_t kScoresReleased = kEmptyBarriers;
 constexpr int64_t kSharedBytes = 227 * 1024;
 
 /// Byte offsets of the tiles in shared memory (from a swizzle boundary),
-/// for head size `head`, `groups` multiplying warpgroups, and `scoreBytes`
-/// a warpgroup of inputs read per score staged per step.
+/// for head size `head`, `groups` multiplying warpgroups, `scoreBytes`
+/// a warpgroup of inputs read per score staged per step, and
+/// `queryBuffers` Q tiles.
 struct SharedLayout {
   int64_t head;
   int64_t groups;
   int64_t scoreBytes = 0;
+  int64_t queryBuffers = 1;
 
   constexpr int64_t headBoxes() const { return head / kBox; }
-  /// Q: warpgroup g's rows, box b of the head at (g * headBoxes + b).
+  /// Q's first buffer: warpgroup g's rows, box b of the head at
+  /// (g * headBoxes + b); buffer i queryBytes() * i further.
   constexpr int64_t queries(int64_t group, int64_t box) const {
     return (group * headBoxes() + box) * kBoxBytes;
   }
@@ -157,7 +164,7 @@ struct SharedLayout {
   /// A stage's K: box b of the head holds every key's columns 64 b..,
   /// the keys' 64-row boxes one after the other (one swizzled tile).
   constexpr int64_t keys(int64_t stage) const {
-    return queryBytes() + stage * stageBytes();
+    return queryBuffers * queryBytes() + stage * stageBytes();
   }
   constexpr int64_t keyBox(int64_t box, int64_t keyHalf) const {
     return (box * (kAttentionTilesKeys / kBox) + keyHalf) * kBoxBytes;
@@ -653,6 +660,16 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         b, loc, b.getI1Type(),
         arith::RemUIOp::create(b, loc, round, indexConst(b, loc, 2)));
   };
+  // The Q buffer of the block's `round`-th tile, and the parity of its
+  // barriers' phase for that tile (the buffers take the tiles in turn).
+  auto queryBufferOf = [&](Value round) {
+    return arith::RemUIOp::create(b, loc, round,
+                                  indexConst(b, loc, layout.queryBuffers));
+  };
+  auto queryParityOf = [&](Value round) {
+    return parityBit(arith::DivUIOp::create(
+        b, loc, round, indexConst(b, loc, layout.queryBuffers)));
+  };
 
   // Shared memory: the tiles from the first swizzle boundary past the
   // dynamic shared memory's symbol (alignedDynamicShared says why), and the
@@ -735,6 +752,20 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ids.thread,
                             indexConst(b, loc, groups * 128)),
       [&] {
+        // The tensor maps are fetched ahead of their first loads (the
+        // block has a tile, so Q has rows; an empty K or V has no map).
+        nvgpu::TmaPrefetchOp::create(b, loc, mapQ, /*predicate=*/Value());
+        emitIf(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, keys, zero),
+            [&] {
+              for (Value map : {mapK, mapV})
+                nvgpu::TmaPrefetchOp::create(b, loc, map,
+                                             /*predicate=*/Value());
+              for (Value map : scoreMaps)
+                nvgpu::TmaPrefetchOp::create(b, loc, map,
+                                             /*predicate=*/Value());
+            });
         TileLoop tiles = beginTiles();
         Value row0 = tiles.tile.row0, keyTiles = tiles.tile.keyTiles;
         Value batchQ = batchOf(b, shape.queries, tiles.tile.batch);
@@ -744,14 +775,21 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         if (stageScores)
           for (BlockArgument arg : scoreInputs)
             batchScores.push_back(batchOf(b, arg, tiles.tile.batch));
-        // Q's buffer, once the multiplying warps are done with the tile
-        // before's.
+        // The tile's Q buffer, once the multiplying warps are done with
+        // the tile's before it there.
+        Value queryBuffer = queryBufferOf(tiles.round);
+        Value queryOffset = arith::MulIOp::create(
+            b, loc, queryBuffer, byteConst(layout.queryBytes()));
         if (persistent)
-          waitForPhase(b, loc, empty, indexConst(b, loc, kQueriesReleased),
-                       arith::XOrIOp::create(
-                           b, loc, parityBit(tiles.round),
-                           arith::ConstantIntOp::create(b, loc, 1, 1)));
-        Value loaded = indexConst(b, loc, kQueriesLoaded);
+          waitForPhase(
+              b, loc, empty,
+              arith::AddIOp::create(b, loc, queryBuffer,
+                                    indexConst(b, loc, kQueriesReleased)),
+              arith::XOrIOp::create(
+                  b, loc, queryParityOf(tiles.round),
+                  arith::ConstantIntOp::create(b, loc, 1, 1)));
+        Value loaded = arith::AddIOp::create(
+            b, loc, queryBuffer, indexConst(b, loc, kQueriesLoaded));
         nvgpu::MBarrierArriveExpectTxOp::create(
             b, loc, full, byteConst(layout.queryBytes()), loaded,
             /*predicate=*/Value());
@@ -760,8 +798,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
           for (int64_t h = 0; h < boxes; ++h)
             nvgpu::TmaAsyncLoadOp::create(
                 b, loc,
-                view(byteConst(layout.queries(g, h)), kBoxShape, element), full,
-                mapQ,
+                view(arith::AddIOp::create(b, loc, queryOffset,
+                                           byteConst(layout.queries(g, h))),
+                     kBoxShape, element),
+                full, mapQ,
                 ValueRange{
                     indexConst(b, loc, h * kBox),
                     arith::AddIOp::create(b, loc, row0,
@@ -914,12 +954,19 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   auto descriptorAt = [&](Value offset, int64_t leading) {
     return matrixDescriptor(b, loc, addressOf(offset), leading, 1024);
   };
-  Value groupOffset =
-      arith::MulIOp::create(b, loc, warpgroup, byteConst(layout.queries(1, 0)));
+  Value queryBuffer = queryBufferOf(tiles.round);
+  Value groupOffset = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, queryBuffer,
+                            byteConst(layout.queryBytes())),
+      arith::MulIOp::create(b, loc, warpgroup,
+                            byteConst(layout.queries(1, 0))));
   Value descQ = descriptorAt(groupOffset, 16);
 
-  waitForPhase(b, loc, full, indexConst(b, loc, kQueriesLoaded),
-               parityBit(tiles.round));
+  waitForPhase(b, loc, full,
+               arith::AddIOp::create(b, loc, queryBuffer,
+                                     indexConst(b, loc, kQueriesLoaded)),
+               queryParityOf(tiles.round));
   auto scoresType = accumulatorType(context, kAttentionTilesKeys);
   auto outputType = accumulatorType(context, head);
   Value minusInf = minusInfinity(b, loc);
@@ -1102,7 +1149,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
       nvgpu::MBarrierArriveOp::create(
           b, loc, nvgpu::MBarrierTokenType::get(context), empty,
-          indexConst(b, loc, kQueriesReleased));
+          arith::AddIOp::create(b, loc, queryBuffer,
+                                indexConst(b, loc, kQueriesReleased)));
     });
   };
   auto exp2 = [&](Value x) {
@@ -1502,6 +1550,12 @@ LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
   // score from global memory, a block per tile too (persistent, 4-11%
   // slower). At least one block (no rows: it has nothing to do).
   persistent = !shape.keyLimit && !readsScoresFromMemory();
+  // A persistent block's next Q loads while a tile runs where a second
+  // buffer fits (not beside an f32 bias staged at D = 128).
+  SharedLayout doubled = layout;
+  doubled.queryBuffers = kMaxQueryBuffers;
+  if (persistent && doubled.total() + kSwizzleAlignment <= kSharedBytes)
+    layout = doubled;
   Value grid = blocksOf(b);
   if (persistent)
     grid = arith::MinUIOp::create(b, loc, grid, multiprocessors);

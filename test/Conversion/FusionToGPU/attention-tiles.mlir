@@ -8,11 +8,13 @@
 // device has multiprocessors (or tiles, if fewer), each going through the
 // tiles of a batch's 128 query rows a grid apart (`done`, the steps of its
 // tiles before, numbers the stages' rounds), with the tiles in dynamic
-// shared memory (Q 16 KiB, two stages of K and V 32 KiB each, 1 KiB of
-// alignment slack). The last warpgroup loads: a tile's Q once the
-// multiplying warps have released the tile before's, then each step's K
-// and V, each after the "empty" barrier of its stage's previous round (K
-// and V released apart), keeping 24 registers a thread; the other two
+// shared memory (two Q buffers of 16 KiB, taking the tiles in turn, two
+// stages of K and V 32 KiB each, 1 KiB of alignment slack). The last
+// warpgroup prefetches the tensor maps (K's and V's only with keys), then
+// loads: a tile's Q once the multiplying warps have released its buffer's
+// tile before (the tile two before it), then each step's K and V, each
+// after the "empty" barrier of its stage's previous round (K and V
+// released apart), keeping 24 registers a thread; the other two
 // multiply, with 240 (D = 64), and release Q after their tile's last S.
 // They issue their products in turn (named barriers 1 and 2 of 256
 // threads: a warpgroup waits at its own, then arrives at the other's; the
@@ -39,13 +41,22 @@
 // CHECK: arith.maxui %[[PERSISTENT]], %c1
 // CHECK: gpu.launch blocks(%[[BLOCK:[a-z0-9]+]], {{[^)]+}}) in (%[[GRIDDIM:[a-z0-9]+]] = %{{[0-9]+}},
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
-// CHECK-SAME: dynamic_shared_memory_size %c82944_i32
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
+// CHECK-SAME: dynamic_shared_memory_size %c99328_i32
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
 // CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: nvgpu.tma.prefetch.descriptor
+// CHECK: scf.if
+// CHECK-COUNT-2: nvgpu.tma.prefetch.descriptor
 // CHECK: scf.for %[[TILE:.+]] = %[[BLOCK]] to %{{.+}} step %[[GRIDDIM]] iter_args(%[[DONE:.+]] = %c0
+// CHECK: %[[ROUND:.+]] = arith.divui %{{.+}}, %[[GRIDDIM]] : index
+// CHECK: %[[QBUF:.+]] = arith.remui %[[ROUND]], %c2{{.*}} : index
+// CHECK: arith.muli %[[QBUF]], %c16384
+// CHECK: arith.divui %[[ROUND]], %c2
+// CHECK: %[[QRELEASED:.+]] = arith.addi %[[QBUF]], %c4
 // CHECK: nvvm.mbarrier.try_wait
-// CHECK: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: %[[QLOADED:.+]] = arith.addi %[[QBUF]], %c0
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%[[QLOADED]]], %c16384
 // CHECK: nvgpu.tma.async.load
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait
@@ -96,7 +107,8 @@
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-NOT: vector.store %{{.+}} : memref<{{.+}}, #gpu.address_space<workgroup>>
 // CHECK: scf.yield
-// CHECK: nvgpu.mbarrier.arrive %{{.+}}[%c4{{.*}}] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
+// CHECK: %[[QRELEASE:.+]] = arith.addi %{{.+}}, %c4{{.*}} : index
+// CHECK-NEXT: nvgpu.mbarrier.arrive %{{.+}}[%[[QRELEASE]]] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK-COUNT-8: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
@@ -152,9 +164,9 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
 // CHECK: scf.if %[[CHOICE]] {
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c512
-// CHECK-SAME: dynamic_shared_memory_size %c91136_i32 module(@prefill_wide_k0_module) function(@prefill_wide_k0)
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
+// CHECK-SAME: dynamic_shared_memory_size %c115712_i32 module(@prefill_wide_k0_module) function(@prefill_wide_k0)
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
 // CHECK: nvgpu.mbarrier.init %{{.+}}[%{{.+}}], %c12 :
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: arith.cmpi eq, %{{.+}}, %c384 : index
@@ -165,7 +177,7 @@ func.func @prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: ten
 // CHECK: } else {
 // CHECK: gpu.launch
 // CHECK-SAME: threads({{.*}}) in ({{.*}} = %c384
-// CHECK-SAME: dynamic_shared_memory_size %c82944_i32 module(@prefill_wide_k0_narrow_module) function(@prefill_wide_k0_narrow)
+// CHECK-SAME: dynamic_shared_memory_size %c99328_i32 module(@prefill_wide_k0_narrow_module) function(@prefill_wide_k0_narrow)
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // PTX: gpu.binary @prefill_wide_k0_module
@@ -329,9 +341,9 @@ func.func @prefill_anticausal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64
 // CHECK-NEXT: arith.divui %[[OWN]], %[[TILES]] : index
 // CHECK-NEXT: arith.remui %[[TILE]], %[[SHARING]]
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c16384
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c5{{.*}}], %c32768
-// CHECK-COUNT-4: nvgpu.tma.async.load {{.+}} -> memref<1x64x32xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c6{{.*}}], %c32768
+// CHECK-COUNT-4: nvgpu.tma.async.load {{.+}} -> memref<1x64x32xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c7{{.*}}], %c32768
 // CHECK-COUNT-4: nvgpu.tma.async.load {{.+}} -> memref<1x64x32xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}, %c16384
 // CHECK: nvvm.barrier.arrive
@@ -394,7 +406,7 @@ func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // CHECK-LABEL: func.func @prefill_d128_bias
 // CHECK: gpu.launch {{.+}} module(@prefill_d128_bias_k0_staged_module)
 // CHECK: nvvm.setmaxregister  decrease 56
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c5{{.*}}], %c16384
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%c6{{.*}}], %c16384
 // CHECK-COUNT-2: nvgpu.tma.async.load {{.+}} -> memref<1x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.setmaxregister  increase 224
 // CHECK: nvvm.barrier.arrive
