@@ -44,6 +44,7 @@ void fusion::buildFusionToNvvmPipeline(OpPassManager &pm,
   gpu.matmulBackend = options.matmulBackend;
   gpu.matmulTf32 = options.matmulTf32;
   gpu.chip = options.chip;
+  gpu.launchDependents = options.launchDependents;
   pm.addPass(createFusionKernelsToGPU(gpu));
   pm.addPass(createFusionGuardSizes());
   pm.addPass(createCanonicalizerPass());

@@ -28,18 +28,18 @@
 
 // By default no kernel waits for the one before it (the runtime launches
 // it after that one ends; the first RUN line's implicit checks); with
-// launch-dependents each does so at its entry, and its module defines the
-// runtime's marker.
+// launch-dependents each does so at its entry, then lets the next kernel
+// launch, and its module defines the runtime's marker.
 // DEPENDENTS: gpu.binary @chain_k0_module
 // DEPENDENTS-SAME: .visible .global .align 1 .u8 fusion_launch_dependents = 1;
 // DEPENDENTS-SAME: .visible .entry chain_k0(
-// DEPENDENTS-SAME: griddepcontrol.launch_dependents;
 // DEPENDENTS-SAME: griddepcontrol.wait;
+// DEPENDENTS-SAME: griddepcontrol.launch_dependents;
 // DEPENDENTS-SAME: ld.global.v4.b32
 // DEPENDENTS: gpu.binary @softmax_k0_module
 // DEPENDENTS-SAME: fusion_launch_dependents = 1;
-// DEPENDENTS-SAME: griddepcontrol.launch_dependents;
 // DEPENDENTS-SAME: griddepcontrol.wait;
+// DEPENDENTS-SAME: griddepcontrol.launch_dependents;
 // DEPENDENTS-SAME: shfl.sync.bfly
 
 // CUBIN: gpu.binary @chain_k0_module

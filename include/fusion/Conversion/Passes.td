@@ -101,20 +101,23 @@ def FusionLaunchDependents : Pass<"fusion-launch-dependents", "ModuleOp"> {
                 "it in the stream (programmatic dependent launch, sm_90 on)";
   let description = [{
     Runs after `fusion-attach-nvvm-targets`. In every `gpu.module` built for
-    sm_90 or newer, each kernel begins with `griddepcontrol.launch_dependents`
-    (the next kernel in the stream may be scheduled as soon as every block
-    of this one has started) and then `griddepcontrol.wait` (nothing is read
-    or written before the kernels before it in the stream have finished and
-    their writes are visible), and the module gets the marker global
-    `fusion_launch_dependents`. The CUDA runtime launches the kernels of a
-    module with that marker as programmatic dependents
+    sm_90 or newer, each kernel begins with `griddepcontrol.wait` (nothing
+    is read or written before the kernels before it in the stream have
+    finished and their writes are visible) and then
+    `griddepcontrol.launch_dependents` (the next kernel in the stream may
+    be scheduled as soon as every block of this one has passed its wait),
+    and the module gets the marker global `fusion_launch_dependents`. The
+    CUDA runtime launches the kernels of a module with that marker as
+    programmatic dependents
     (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`), so a launch
-    and its blocks' start overlap the previous kernel's last blocks instead
-    of following its end. Kernels of other modules (older chips, older
-    builds) launch as before. A kernel that already waits (a strategy that
-    does work before its wait which reads nothing another kernel writes)
-    gets only the trigger. `fusion-to-nvvm{launch-dependents=true}` runs
-    it; off by default until measured on the GPU.
+    and its blocks' start overlap the previous kernel instead of following
+    its end. Kernels of other modules (older chips, older builds) launch as
+    before. Since a kernel starts only once the grids before the previous
+    one are done, a strategy may load inputs that no kernel of its function
+    writes before its own wait; a kernel that already waits (such a
+    strategy's) gets neither instruction and triggers itself after its
+    wait. `fusion-to-nvvm{launch-dependents=true}` runs it; off by default
+    until measured on the GPU.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
@@ -199,7 +202,13 @@ def FusionKernelsToGPU : Pass<"fusion-kernels-to-gpu", "ModuleOp"> {
            "Target GPU, for kernels without a plan">,
     Option<"maxRowElements", "max-row-elements", "int64_t",
            /*default=*/"32768",
-           "Longest row one block holds, for kernels without a plan">
+           "Longest row one block holds, for kernels without a plan">,
+    Option<"launchDependents", "launch-dependents", "bool",
+           /*default=*/"false",
+           "The kernels will launch as programmatic dependents "
+           "(fusion-launch-dependents): a warp-specialized matmul_wgmma "
+           "kernel loads its first stages of the function's inputs before "
+           "it waits for the kernel before it">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -121,6 +121,12 @@ Value codegen::barrierPointer(OpBuilder &b, Location loc, Value group,
 /// Waits until barrier `id` of `group` completes its phase of parity
 /// `parity` (an i1): a loop of NVVM's try_wait without a suspend-time hint
 /// (nvgpu's try_wait.parity takes one).
+void codegen::emitGridDependencyWait(OpBuilder &b, Location loc) {
+  NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
+}
+
 void codegen::waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
                            Value parity) {
   Value pointer = barrierPointer(b, loc, group, id);

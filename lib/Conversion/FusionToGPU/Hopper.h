@@ -74,6 +74,14 @@ Value barrierPointer(OpBuilder &b, Location loc, Value group, Value id);
 void waitForPhase(OpBuilder &b, Location loc, Value group, Value id,
                   Value parity);
 
+/// In a kernel that reads settled inputs (KernelBuffers::settled) before
+/// it: waits for the grids before this one (`griddepcontrol.wait`), then
+/// lets the kernels after it launch (`launch_dependents`), which then find
+/// those grids done. fusion-launch-dependents adds neither to a kernel that
+/// waits itself; its other threads that touch what the grids before may
+/// write wait too.
+void emitGridDependencyWait(OpBuilder &b, Location loc);
+
 /// The warpgroup of `thread`, as its warp's first lane has it (a value
 /// ptxas knows is uniform across the warp).
 Value uniformWarpgroup(OpBuilder &b, Location loc, Value thread);

@@ -146,7 +146,7 @@ using LibraryCalls = DenseMap<Operation *, LibraryMatmulCall>;
 /// per result; every kernel becomes a launch, or a library call.
 static LogicalResult convertFunction(func::FuncOp function,
                                      const LibraryCalls &libraryCalls,
-                                     bool tf32) {
+                                     bool tf32, bool launchDependents) {
   Location loc = function.getLoc();
   MLIRContext *context = function.getContext();
   Type tokenType = gpu::AsyncTokenType::get(context);
@@ -182,6 +182,12 @@ static LogicalResult convertFunction(func::FuncOp function,
     if (value.getDefiningOp<KernelOp>() && !returnedInto.count(value))
       returnedInto[value] = entry->getArgument(numInputs + i);
 
+  // Buffers of the function's inputs (and views of them), which no kernel
+  // of the function writes; whether the last launch was a kernel of the
+  // function (KernelBuffers::settled).
+  DenseSet<Value> inputBuffers(entry->getArguments().begin(),
+                               entry->getArguments().begin() + numInputs);
+  bool afterOwnKernel = false;
   SmallVector<Value> allocations;
   for (Operation &op : body.without_terminator()) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -202,6 +208,8 @@ static LogicalResult convertFunction(func::FuncOp function,
                                    "constants and kernel results are)");
       buffers[reshape.getResult()] = viewAs(b, reshape.getLoc(), source,
                                             bufferType(reshape.getType()));
+      if (inputBuffers.contains(source))
+        inputBuffers.insert(buffers[reshape.getResult()]);
       continue;
     }
     auto kernel = dyn_cast<KernelOp>(op);
@@ -216,6 +224,8 @@ static LogicalResult convertFunction(func::FuncOp function,
                                   "function arguments and kernel results "
                                   "are)");
       kb.inputs.push_back(buffer);
+      kb.settled.push_back(launchDependents && afterOwnKernel &&
+                           inputBuffers.contains(buffer));
     }
     for (auto [result, yielded] :
          llvm::zip(kernel.getResults(), kernel.getYield().getValues())) {
@@ -245,7 +255,11 @@ static LogicalResult convertFunction(func::FuncOp function,
       buffers[result] = buffer;
       kb.outputs.push_back(buffer);
     }
-    if (auto call = libraryCalls.find(kernel); call != libraryCalls.end())
+    // A library's kernels may let the next one start before the grids
+    // before them are done.
+    auto call = libraryCalls.find(kernel);
+    afterOwnKernel = call == libraryCalls.end();
+    if (!afterOwnKernel)
       emitLibraryMatmulCall(b, kernel.getLoc(), call->second, kb.inputs,
                             kb.outputs[0], tf32);
     else if (failed(emitKernel(b, kernel, kb)))
@@ -340,7 +354,8 @@ struct KernelsToGPUPass
          llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (function.isExternal() || !function.isPublic())
         continue;
-      if (failed(convertFunction(function, *libraryCalls, matmulTf32)))
+      if (failed(convertFunction(function, *libraryCalls, matmulTf32,
+                                 launchDependents)))
         return signalPassFailure();
     }
     module.walk(useGpuMathForms);

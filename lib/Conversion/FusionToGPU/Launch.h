@@ -27,6 +27,18 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v);
 /// arguments) and outputs.
 struct KernelBuffers {
   SmallVector<Value> inputs, outputs;
+  /// Where the kernels launch as programmatic dependents
+  /// (fusion-launch-dependents), the inputs no grid may still be writing
+  /// when the kernel starts: the function's own inputs, where the launch
+  /// before this one is a kernel of the same function (which writes only
+  /// the function's intermediates and outputs, and triggers its dependents
+  /// only once the grids before it are done). A kernel may read these
+  /// before `griddepcontrol.wait` (emitGridDependencyWait).
+  SmallVector<bool> settled;
+
+  bool isSettled(unsigned input) const {
+    return input < settled.size() && settled[input];
+  }
 };
 
 /// Splits `flat` into a multi-index over `sizes` (row-major).

@@ -249,9 +249,22 @@ struct Pipeline {
   /// (in each block, which a cluster's multicast completes too).
   void load(OpBuilder &b, Location loc, Value stage, Value step, Value row,
             ArrayRef<Value> boxCols) const {
+    expectStage(b, loc, stage);
+    loadTiles(b, loc, stage, step, row, boxCols);
+  }
+  /// The stage's barrier expects all of its TMA bytes (once a fill, before
+  /// any of its loads is issued).
+  void expectStage(OpBuilder &b, Location loc, Value stage) const {
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, loc, barriers, indexConst(b, loc, tmaBytes()), stage,
         /*predicate=*/Value());
+  }
+  /// Issues the loads of `step`'s tiles into `stage` from the tensor maps
+  /// `selected` takes (every map without it).
+  void loadTiles(OpBuilder &b, Location loc, Value stage, Value step, Value row,
+                 ArrayRef<Value> boxCols,
+                 function_ref<bool(Value)> selected = {}) const {
+    auto takes = [&](Value map) { return map && (!selected || selected(map)); };
     Value k =
         arith::MulIOp::create(b, loc, step, indexConst(b, loc, tiles().k));
     int64_t clusterBlocks = tiles().clusterBlocks;
@@ -260,7 +273,8 @@ struct Pipeline {
       multicast = arith::ConstantIntOp::create(
           b, loc, (int64_t(1) << clusterBlocks) - 1, 16);
     // Coordinates are innermost first.
-    for (int64_t group = 0; mapA && group < tiles().warpgroups; ++group) {
+    for (int64_t group = 0; takes(mapA) && group < tiles().warpgroups;
+         ++group) {
       Value boxRow = arith::AddIOp::create(
           b, loc, row, indexConst(b, loc, group * bytes.groupRows()));
       Value mine;
@@ -272,7 +286,7 @@ struct Pipeline {
           mapA, ValueRange{k, boxRow}, stage, multicast, mine);
     }
     for (auto [box, mapB] : llvm::enumerate(mapsB))
-      if (mapB)
+      if (takes(mapB))
         nvgpu::TmaAsyncLoadOp::create(
             b, loc, tileB(b, loc, stage, kBoxColumns, box * kBoxColumns),
             barriers, mapB, ValueRange{boxCols[box], k}, stage,
@@ -401,6 +415,12 @@ private:
   /// The buffer TMA loads `operand` from; null for a prologue the threads
   /// evaluate.
   Value bufferOf(Value operand) const { return sources.loaded.lookup(operand); }
+  /// Whether TMA loads `operand` as it is from a settled kernel input.
+  bool isSettled(Value operand) const {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    return arg && bufferOf(operand) && !sources.inPlace.contains(operand) &&
+           buffers.isSettled(arg.getArgNumber());
+  }
   /// The dynamic shared memory's stages and their barriers (the stages'
   /// "full" barriers, completed by TMA's bytes).
   Pipeline createPipeline(OpBuilder &b) const;
@@ -603,6 +623,10 @@ private:
   /// first output column (in its product's B).
   SmallVector<int64_t, kMaxBoxesB> boxOffsets;
   llvm::SmallMapVector<Value, Value, kMaxBoxesB> mapOfBuffer;
+  /// The tensor maps of settled kernel inputs (KernelBuffers::settled) in
+  /// a warp-specialized kernel without a cluster: the block's first stages
+  /// of them load before the wait for the grid before this one.
+  llvm::SmallDenseSet<Value, kMaxBoxesB> settledMaps;
 };
 
 } // namespace
@@ -629,6 +653,14 @@ LogicalResult TileLaunch::emit(OpBuilder &b, const SplitWorkspace *workspace,
     if (inserted)
       it->second = createTensorMap(b, loc, buffer, {tiles.k, kBoxColumns});
     mapsB.push_back(it->second);
+  }
+  if (isWarpSpecialized() && clusterBlocks() == 1) {
+    if (mapA && isSettled(a))
+      settledMaps.insert(mapA);
+    for (auto [box, map] : llvm::enumerate(mapsB))
+      if (map &&
+          isSettled(MatmulOp(tiled.products[box / productBoxes].matmul).getB()))
+        settledMaps.insert(map);
   }
   Value blocks =
       arith::MulIOp::create(b, loc, tileCount(b), indexConst(b, loc, split));
@@ -1239,6 +1271,40 @@ TileLaunch::emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids,
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           clusterIndex, items),
                     [&] { prefetchTensorMaps(b); });
+           // The block's first stages of settled operands load before the
+           // wait for the grid before this one, so that they overlap its
+           // end; the others, and every later stage, after it (launched
+           // otherwise, the wait returns at once). Then the kernels after
+           // this one may start: they find the grids before it done.
+           Value early = zero;
+           auto isSettledMap = [&](Value map) {
+             return settledMaps.contains(map);
+           };
+           auto isOtherMap = [&](Value map) { return !isSettledMap(map); };
+           if (!settledMaps.empty()) {
+             WorkItem first = workItem(b, clusterIndex, rowTileCount, rank);
+             early = arith::SelectOp::create(
+                 b, loc,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       clusterIndex, items),
+                 arith::MinUIOp::create(b, loc, first.steps,
+                                        indexConst(b, loc, tiles.stages)),
+                 zero);
+             for (int64_t s = 0; s < tiles.stages; ++s) {
+               Value stage = indexConst(b, loc, s);
+               emitIf(b, loc,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            stage, early),
+                      [&] {
+                        pipe.expectStage(b, loc, stage);
+                        pipe.loadTiles(b, loc, stage,
+                                       arith::AddIOp::create(
+                                           b, loc, first.firstStep, stage),
+                                       first.row0, first.boxCols, isSettledMap);
+                      });
+             }
+             emitGridDependencyWait(b, loc);
+           }
            loaded = forEachItem([&](const WorkItem &work, Value itemStart) {
              auto steps = scf::ForOp::create(b, loc, zero, work.steps, one);
              OpBuilder::InsertionGuard inner(b);
@@ -1246,13 +1312,28 @@ TileLaunch::emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids,
              Value step = steps.getInductionVar();
              Value g = arith::AddIOp::create(b, loc, itemStart, step);
              Value stage = pipe.stageOf(b, loc, g);
-             Value previousRound = arith::XOrIOp::create(
-                 b, loc, pipe.parityOf(b, loc, g),
-                 arith::ConstantIntOp::create(b, loc, 1, 1));
-             waitForPhase(b, loc, empties, stage, previousRound);
-             pipe.load(b, loc, stage,
-                       arith::AddIOp::create(b, loc, work.firstStep, step),
-                       work.row0, work.boxCols);
+             Value kStep = arith::AddIOp::create(b, loc, work.firstStep, step);
+             auto fill = [&] {
+               Value previousRound = arith::XOrIOp::create(
+                   b, loc, pipe.parityOf(b, loc, g),
+                   arith::ConstantIntOp::create(b, loc, 1, 1));
+               waitForPhase(b, loc, empties, stage, previousRound);
+               pipe.load(b, loc, stage, kStep, work.row0, work.boxCols);
+             };
+             if (settledMaps.empty()) {
+               fill();
+               return success();
+             }
+             auto prefilled = scf::IfOp::create(
+                 b, loc,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g,
+                                       early),
+                 /*withElseRegion=*/true);
+             b.setInsertionPoint(prefilled.thenBlock()->getTerminator());
+             pipe.loadTiles(b, loc, stage, kStep, work.row0, work.boxCols,
+                            isOtherMap);
+             b.setInsertionPoint(prefilled.elseBlock()->getTerminator());
+             fill();
              return success();
            });
          });
@@ -1265,6 +1346,9 @@ TileLaunch::emitWarpSpecializedBody(OpBuilder &b, const LaunchIds &ids,
   // barrier in every block of the cluster).
   b.setInsertionPoint(role.elseBlock()->getTerminator());
   setMaxRegisters(kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
+  // Their epilogue reads and writes what the grids before may touch.
+  if (!settledMaps.empty())
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   Value lane =
       arith::RemUIOp::create(b, loc, ids.thread, indexConst(b, loc, 32));
   Value firstLane = isThreadZero(b, loc, lane);

@@ -4,9 +4,12 @@
 // programmatic stream serialization may start once every block of the
 // kernel before it has executed `griddepcontrol.launch_dependents`, and
 // `griddepcontrol.wait` holds it until that kernel has finished and its
-// writes are visible. Both at a kernel's entry keep every kernel's reads
-// and writes in stream order while the launch, the block scheduling and
-// the kernel's prologue overlap the previous kernel's last blocks.
+// writes are visible. Both at a kernel's entry, the wait first, keep every
+// kernel's reads and writes in stream order while the launch, the block
+// scheduling and the kernel's prologue overlap the previous kernel's last
+// blocks; a kernel starts only once the grids before the previous one are
+// done, so it may read what none of its function's kernels writes before
+// its wait (KernelBuffers::settled).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,14 +65,8 @@ struct FusionLaunchDependents
         if (!kernel.isKernel() || kernel.getBody().empty())
           continue;
         anyKernel = true;
-        Location loc = kernel.getLoc();
-        auto builder = OpBuilder::atBlockBegin(&kernel.getBody().front());
-        // Triggering first lets the next kernel's blocks take free slots
-        // while this one waits for its own prerequisites.
-        NVVM::GriddepcontrolOp::create(
-            builder, loc, NVVM::GridDepActionKind::launch_dependents);
-        // A kernel may wait later itself, after work that reads nothing the
-        // kernels before it write.
+        // A kernel that waits itself (after loading inputs no grid before
+        // it writes: emitGridDependencyWait) also triggers itself.
         bool waits = kernel
                          .walk([](NVVM::GriddepcontrolOp op) {
                            return op.getKind() == NVVM::GridDepActionKind::wait
@@ -77,9 +74,17 @@ struct FusionLaunchDependents
                                       : WalkResult::advance();
                          })
                          .wasInterrupted();
-        if (!waits)
-          NVVM::GriddepcontrolOp::create(builder, loc,
-                                         NVVM::GridDepActionKind::wait);
+        if (waits)
+          continue;
+        // Triggering only once the grids before are done lets the next
+        // kernel read inputs that no kernel of its function writes before
+        // its own wait.
+        Location loc = kernel.getLoc();
+        auto builder = OpBuilder::atBlockBegin(&kernel.getBody().front());
+        NVVM::GriddepcontrolOp::create(builder, loc,
+                                       NVVM::GridDepActionKind::wait);
+        NVVM::GriddepcontrolOp::create(
+            builder, loc, NVVM::GridDepActionKind::launch_dependents);
       }
       if (!anyKernel || module.lookupSymbol(kMarker))
         continue;

@@ -1,7 +1,7 @@
 // RUN: fusion-opt %s --fusion-launch-dependents --split-input-file | FileCheck %s
 
-// A kernel built for sm_90 or newer lets the next kernel launch, then waits
-// for the kernels before it, before anything else; its module gets the
+// A kernel built for sm_90 or newer waits for the kernels before it, then
+// lets the next kernel launch, before anything else; its module gets the
 // marker the CUDA runtime launches it by. Functions that are not kernels
 // stay as they are.
 
@@ -11,12 +11,12 @@
 // CHECK-NOT: nvvm.griddepcontrol
 // CHECK: gpu.return
 // CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) kernel
-// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: gpu.thread_id x
 // CHECK: gpu.func @second() kernel
-// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: gpu.return
 gpu.module @hopper [#nvvm.target<chip = "sm_90">] {
   gpu.func @helper() {
@@ -35,23 +35,25 @@ gpu.module @hopper [#nvvm.target<chip = "sm_90">] {
 
 // -----
 
-// A kernel that waits itself, later (after work that reads nothing another
-// kernel writes), gets the trigger only; sm_90a and sm_100a count.
+// A kernel that waits itself, later (after loads of inputs no kernel
+// before it writes), and triggers after its wait gets neither instruction;
+// its module the marker. sm_90a and sm_100a count.
 
 // CHECK-LABEL: gpu.module @waits_itself
 // CHECK: llvm.mlir.global external constant @fusion_launch_dependents
 // CHECK: gpu.func @k() kernel
-// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: nvvm.griddepcontrol wait
-// CHECK-NOT: nvvm.griddepcontrol
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: gpu.return
 // CHECK: gpu.module @blackwell
-// CHECK: nvvm.griddepcontrol launch_dependents
-// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 gpu.module @waits_itself [#nvvm.target<chip = "sm_90a">] {
   gpu.func @k() kernel {
     gpu.barrier
     nvvm.griddepcontrol wait
+    nvvm.griddepcontrol launch_dependents
     gpu.return
   }
 }
