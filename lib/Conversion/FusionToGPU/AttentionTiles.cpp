@@ -775,8 +775,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         if (stageScores)
           for (BlockArgument arg : scoreInputs)
             batchScores.push_back(batchOf(b, arg, tiles.tile.batch));
-        // The tile's Q buffer, once the multiplying warps are done with
-        // the tile's before it there.
+        // The tile's Q buffer, once the multiplying warps have released
+        // the tile that used it before (two tiles back with two buffers).
         Value queryBuffer = queryBufferOf(tiles.round);
         Value queryOffset = arith::MulIOp::create(
             b, loc, queryBuffer, byteConst(layout.queryBytes()));
