@@ -31,7 +31,8 @@ import sysconfig
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Opcodes whose order the summary keeps: the asynchronous products and
-# their waits, barriers, mbarriers, register reallocation and branches.
+# their waits, barriers, mbarriers, register reallocation, branches and
+# exits, and the special-function unit's (exponentials, reciprocals).
 ORDERED = re.compile(r"^(HGMMA|WARPGROUP|BAR|SYNCS|USETMAXREG|BRA|EXIT|MUFU)")
 
 
