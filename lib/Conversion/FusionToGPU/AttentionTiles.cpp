@@ -1389,7 +1389,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   };
   // Step j's products overlap the softmax: S of step j is issued with
   // O += P V of step j - 1 (P in registers, carried from the step before),
-  // and its softmax runs while that product does; then the output is
+  // and its softmax comes before the wait for that product (ptxas moves
+  // the wait up to the exponentials: results.md); then the output is
   // rescaled. Step 0's S and softmax come before the loop, the last P V
   // after it.
   auto online = scf::IfOp::create(
