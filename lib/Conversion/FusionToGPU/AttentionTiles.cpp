@@ -81,37 +81,46 @@ constexpr int64_t kBoxBytes = kBox * kBox * 2;
 constexpr int64_t kBoxShape[] = {1, kBox, kBox};
 /// The K extent of one warpgroup MMA (bf16, f16).
 constexpr int64_t kMmaK = 16;
+/// How a step's softmax reads the inputs read per score, if any.
+enum class ScoreReads { none, fromMemory, staged };
 /// Registers a thread keeps on each side (setmaxnreg) with `groups`
-/// multiplying warpgroups, head size `head`, and inputs read per score or
-/// not (`perScore`): the block's pool is what it is launched with
-/// (MatmulWgmma.cpp), 65536 / threads each (168 for 384 threads, 128 for
-/// 512), and D = 64's accumulators fit 160 without spills. With two, the
-/// split was measured (H100, 2026-12-06, attention_prefill.py; 56 / 224,
-/// 40 / 232, 24 / 240): a softmax reading a bias per score (its loads in
-/// flight) was fastest at 240 (up to 7%), D = 64 at 232 or 240 (1024 rows
-/// 10% faster, longer within 2%), D = 128 otherwise at 224 (240 1-3%
-/// slower).
+/// multiplying warpgroups, head size `head`, and inputs read per score as
+/// `reads`: the block's pool is what it is launched with (MatmulWgmma.cpp),
+/// 65536 / threads each (168 for 384 threads, 128 for 512), and D = 64's
+/// accumulators fit 160 without spills. With two, the split was measured
+/// (H100, 2026-12-06, attention_prefill.py; 56 / 224, 40 / 232, 24 / 240):
+/// a softmax reading a bias per score from memory (its loads in flight) was
+/// fastest at 240 (up to 7%), D = 64 at 232 or 240 (1024 rows 10% faster,
+/// longer within 2%), D = 128 otherwise at 224 (240 1-3% slower). A
+/// producer also loading staged inputs spills below 40 (D = 64) or 56.
 struct RoleRegisters {
   int32_t producer, consumer;
 };
 constexpr RoleRegisters roleRegisters(int64_t groups, int64_t head,
-                                      bool perScore) {
+                                      ScoreReads reads) {
   if (groups != 2)
     return {24, 160};
-  return perScore || head == 64 ? RoleRegisters{24, 240}
-                                : RoleRegisters{56, 224};
+  if (reads == ScoreReads::fromMemory)
+    return {24, 240};
+  if (head != 64)
+    return {56, 224};
+  return reads == ScoreReads::staged ? RoleRegisters{40, 232}
+                                     : RoleRegisters{24, 240};
 }
 constexpr bool fitsLaunchRegisters(int64_t threads, int64_t head,
-                                   bool perScore) {
+                                   ScoreReads reads) {
   int64_t groups = threads / kGroupThreads - 1;
-  RoleRegisters roles = roleRegisters(groups, head, perScore);
+  RoleRegisters roles = roleRegisters(groups, head, reads);
   return kGroupThreads * roles.producer +
              groups * kGroupThreads * roles.consumer <=
          65536 / threads / 8 * 8 * threads;
 }
-static_assert(fitsLaunchRegisters(kAttentionTilesThreads, 128, false) &&
-              fitsLaunchRegisters(kAttentionTilesThreads, 128, true) &&
-              fitsLaunchRegisters(kAttentionTilesWideThreads, 64, false));
+static_assert(
+    fitsLaunchRegisters(kAttentionTilesThreads, 128, ScoreReads::none) &&
+    fitsLaunchRegisters(kAttentionTilesThreads, 128, ScoreReads::fromMemory) &&
+    fitsLaunchRegisters(kAttentionTilesThreads, 128, ScoreReads::staged) &&
+    fitsLaunchRegisters(kAttentionTilesThreads, 64, ScoreReads::staged) &&
+    fitsLaunchRegisters(kAttentionTilesWideThreads, 64, ScoreReads::none));
 /// A wide block's time (three multiplying warpgroups) against a narrow
 /// one's (two), as wide : narrow: 1.3 (H200, D = 64, 2026-12-03: 5262
 /// against 6155 us at 16384 rows, 21 waves of wide blocks against 32).
@@ -312,7 +321,7 @@ public:
         blockRows(attentionTilesQueries(plan.getThreads())), layout{head,
                                                                     groups},
         element(getElementTypeOrSelf(shape.queries.getType())),
-        scoreInputs(perScoreInputs()), stageScores(stageScores) {
+        stageScores(stageScores) {
     if (stageScores) {
       layout.scoreBytes = scoreBytesOf(scoreInputs);
       sharedAxes = axesScoresShare();
@@ -366,10 +375,6 @@ private:
     return memref::DimOp::create(b, loc, inputBuffer(arg), rank - 2);
   }
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids, Value queryTiles);
-  /// The inputs the scores' math reads per score (a bias of [..., Sq, Sk]):
-  /// kernel inputs other than Q, K and V that vary along both the rows and
-  /// the keys.
-  SmallVector<BlockArgument> perScoreInputs() const;
   /// The output's batch axes (of more than one batch) that no input read
   /// per score varies along: batches differing only there read the same
   /// tiles of them.
@@ -400,7 +405,8 @@ private:
   bool persistent = false;
   SharedLayout layout;
   Type element;
-  SmallVector<BlockArgument> scoreInputs;
+  /// The inputs read per score (of `shape`).
+  ArrayRef<BlockArgument> scoreInputs = shape.scoreInputs;
   bool stageScores;
   /// Staged: axesScoresShare(), which the tiles' order puts innermost.
   SmallVector<int64_t> sharedAxes;
@@ -435,28 +441,6 @@ SmallVector<int64_t> AttentionTiles::axesScoresShare() const {
     if (!varies[d] && size != 1)
       axes.push_back(d);
   return axes;
-}
-
-SmallVector<BlockArgument> AttentionTiles::perScoreInputs() const {
-  SetVector<BlockArgument> found;
-  SoftmaxOp softmaxOp = shape.softmax;
-  MatmulOp scoresOp = shape.scores;
-  SmallVector<Value> work{softmaxOp.getX()};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (value == scoresOp.getResult() || !seen.insert(value).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      ArrayRef<int64_t> sizes = codegen::shapeOf(arg);
-      if (arg != shape.queries && arg != shape.keys && arg != shape.values &&
-          sizes.size() >= 2 && sizes.back() != 1 && sizes.end()[-2] != 1)
-        found.insert(arg);
-      continue;
-    }
-    llvm::append_range(work, value.getDefiningOp()->getOperands());
-  }
-  return found.takeVector();
 }
 
 bool AttentionTiles::canStageScores() const {
@@ -713,10 +697,14 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   Value warpgroup = uniformWarpgroup(b, loc, ids.thread);
   // Inputs read per score (a bias) from global memory, which a step's
   // softmax waits on, are asked of L2 ahead.
-  SmallVector<BlockArgument> prefetched;
+  ArrayRef<BlockArgument> prefetched;
   if (readsScoresFromMemory())
     prefetched = scoreInputs;
-  RoleRegisters roles = roleRegisters(groups, head, readsScoresFromMemory());
+  RoleRegisters roles = roleRegisters(
+      groups, head,
+      scoreInputs.empty()
+          ? ScoreReads::none
+          : (stageScores ? ScoreReads::staged : ScoreReads::fromMemory));
   auto role = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,

@@ -787,6 +787,40 @@ func.func @attention_prefill(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16
   return %0 : tensor<2x4x?x64xbf16>
 }
 
+// D = 64 with a bias read per score: two multiplying warpgroups (the
+// bias's values in flight spill three's registers).
+// CHECK-LABEL: func @attention_prefill_d64_bias
+// CHECK: plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>
+func.func @attention_prefill_d64_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<2x4x?x?xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention (%q, %k, %v, %bias) : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x?xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>, %m: tensor<2x4x?x?xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %t = fusion.add %s, %m : (tensor<2x4x?x?xbf16>, tensor<2x4x?x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %t axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
+// A bias broadcast along the keys (one value a row) is not read per score:
+// three.
+// CHECK-LABEL: func @attention_prefill_d64_row_bias
+// CHECK: plan = #fusion.plan<attention_tiles, threads = 512, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>
+func.func @attention_prefill_d64_row_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<2x4x?x1xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention (%q, %k, %v, %bias) : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x1xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>, %m: tensor<2x4x?x1xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %t = fusion.add %s, %m : (tensor<2x4x?x?xbf16>, tensor<2x4x?x1xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %t axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
 // CHECK-LABEL: func @attention_prefill_d128
 // CHECK: plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>
 func.func @attention_prefill_d128(%q: tensor<2x4x?x128xbf16>, %k: tensor<2x4x?x128xbf16>, %v: tensor<2x4x?x128xbf16>) -> tensor<2x4x?x128xbf16> {

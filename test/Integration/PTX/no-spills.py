@@ -1,9 +1,12 @@
 # Every GPU benchmark workload (small shapes), fused and unfused, the
 # codegen cases (flat tails, cluster-split wide rows, tiled matmul with
-# epilogues), the matmul cases (tensor-core tiles, gated pairs) and 100
-# random fusion graphs (fused), compiled to PTX for sm_90 (sm_90a where a
-# kernel uses wgmma) and assembled by ptxas -v: no kernel spills registers
-# or has a local-memory stack frame.
+# epilogues), the matmul cases (tensor-core tiles, gated pairs), the
+# prefill attention programs (attention_tiles: two and three multiplying
+# warpgroups, biases staged and read from memory, causal) and 100 random
+# fusion graphs (fused), compiled to PTX for sm_90 (sm_90a where a kernel
+# uses wgmma) and assembled by ptxas -v: no kernel spills registers or has
+# a local-memory stack frame, but those in SPILLS_OUTSIDE_LOOPS, by at most
+# what is listed.
 #
 # REQUIRES: ptxas
 # RUN: %fusion_python %s %fusion_obj_root %fusion_src_root %t
@@ -13,6 +16,7 @@ import sys
 
 build_dir, src_root, work_dir = sys.argv[1:4]
 sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
+import attention_prefill  # noqa: E402
 import codegen_cases  # noqa: E402
 import matmul_cases  # noqa: E402
 import workloads  # noqa: E402
@@ -28,24 +32,40 @@ with open(cases, "w") as f:
 matmuls = os.path.join(work_dir, "matmul_cases.mlir")
 with open(matmuls, "w") as f:
     f.write(matmul_cases.MODULE)
+attention = os.path.join(work_dir, "attention_prefill.mlir")
+with open(attention, "w") as f:
+    f.write(attention_prefill.MODULE)
 graphs = os.path.join(work_dir, "graphs.mlir")
 with open(graphs, "w") as f:
     f.write("\n".join(random_graphs.random_graph(500000 + i).mlir for i in range(100)))
 
+# Kernels whose spills are known and cheap, with the most bytes each may
+# spill (stores, loads): the prefill with a bias read per score from memory
+# keeps 240 registers a softmax thread, and ptxas stores one 64-bit batch
+# index before the key loop and reads it after (once a block, SASS checked
+# with scripts/kernel-sass.py on 2026-12-07). A listed kernel that stops
+# spilling fails too, so that the list stays true.
+SPILLS_OUTSIDE_LOOPS = {"prefill_bias_k0": (8, 8), "prefill_bias_heads_k1": (8, 12)}
+
 failures, kernels = [], 0
 for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (matmuls, "true"),
-                     (graphs, "true")):
+                     (attention, "true"), (graphs, "true")):
     resources = cuda.kernel_resources(
         module, build_dir, os.path.join(work_dir, f"{os.path.basename(module)}.{fuse}"),
         f"fuse={fuse} matmul-epilogue=any matmul-backend=generated")
     for entry, r in resources.items():
         kernels += 1
-        ok = r["stack"] == r["spill_stores"] == r["spill_loads"] == 0
+        if entry in SPILLS_OUTSIDE_LOOPS:
+            stores, loads = SPILLS_OUTSIDE_LOOPS[entry]
+            ok = 0 < r["spill_stores"] <= stores and r["spill_loads"] <= loads
+        else:
+            ok = r["stack"] == r["spill_stores"] == r["spill_loads"] == 0
         print(f"{'ok  ' if ok else 'FAIL'} {entry:28} fuse={fuse:5} stack {r['stack']} B, "
               f"spill stores {r['spill_stores']} B, spill loads {r['spill_loads']} B, "
               f"registers {r['registers']}")
         if not ok:
             failures.append(entry)
 
-print(f"{kernels} kernels, {len(failures)} with spills or a stack frame")
+print(f"{kernels} kernels, {len(failures)} failed (spills or a stack frame, or not the "
+      f"listed spills of {len(SPILLS_OUTSIDE_LOOPS)})")
 sys.exit(1 if failures or kernels == 0 else 0)

@@ -295,6 +295,10 @@ struct AttentionKernelShape {
     int64_t offset;
   };
   std::optional<KeyLimit> keyLimit;
+  /// The inputs other than Q, K and V that what the softmax reads depends
+  /// on and that vary along both the rows and the keys (a bias, a mask):
+  /// read once per score.
+  SmallVector<BlockArgument> scoreInputs;
 };
 
 /// The attention structure of `kernel`, or why it has none (`why`).
@@ -370,7 +374,8 @@ std::string whyNotAttentionRows(KernelOp kernel);
 /// batch and 64 query rows per multiplying warpgroup, each multiplying its
 /// rows on the tensor cores, and one more loading K and V, 128 keys a
 /// step. The plan's threads say how many: 384 (two multiplying) or 512
-/// (three, whose registers hold the accumulators of D = 64 only).
+/// (three, whose registers hold the accumulators of D = 64 only, and only
+/// without inputs read per score).
 constexpr int64_t kAttentionTilesGroupRows = 64;
 constexpr int64_t kAttentionTilesKeys = 128;
 constexpr int64_t kAttentionTilesThreads = 384;
