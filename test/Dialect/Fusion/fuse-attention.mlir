@@ -1,6 +1,6 @@
 // Attention, softmax(f(Q K^T)) V, becomes one attention kernel: the
-// transpose of K, both products, the math on the scores and the softmax
-// (kept whole); what is not an attention says why with emit-remarks, and a
+// transpose of K, both products, the math on the scores (and the math on
+// its other inputs that nothing else reads) and the softmax (kept whole); what is not an attention says why with emit-remarks, and a
 // softmax that neither reads nor feeds a product says nothing.
 // RUN: fusion-opt %s --split-input-file --fusion-fuse-attention="emit-remarks" --verify-diagnostics | FileCheck %s
 
@@ -103,6 +103,56 @@ func.func @grouped_softcap(%q: tensor<2x2x4x?x64xf32>, %kt: tensor<2x2x1x64x?xf3
   %p = fusion.softmax %sel axis = 4 : tensor<2x2x4x?x?xf32>
   %o = fusion.matmul %p, %v : (tensor<2x2x4x?x?xf32>, tensor<2x2x1x?x64xf32>) -> tensor<2x2x4x?x64xf32>
   return %o : tensor<2x2x4x?x64xf32>
+}
+
+// -----
+
+// The math computing the score math's other inputs (a bf16 bias converted
+// and scaled) joins the kernel where nothing else reads it: the kernel reads
+// the bias as stored. Where the converted bias is read elsewhere too, it is
+// computed outside and read.
+// CHECK-LABEL: func @bias_math
+// CHECK: %[[O:.+]] = fusion.kernel attention (%arg0, %arg1, %arg2, %arg3) :
+// CHECK-SAME: tensor<2x4x?x?xbf16>)
+// CHECK-NEXT: ^bb0({{.*}}, %[[BIAS:.+]]: tensor<2x4x?x?xbf16>):
+// CHECK: %[[S:.+]] = fusion.matmul
+// CHECK: %[[BF:.+]] = fusion.convert %[[BIAS]] : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+// CHECK: %[[BS:.+]] = fusion.mul %[[BF]],
+// CHECK: fusion.add %{{.+}}, %[[BS]]
+// CHECK: fusion.softmax
+// CHECK: fusion.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[O]]
+// CHECK-LABEL: func @bias_math_read_elsewhere
+// CHECK: %[[BF2:.+]] = fusion.convert %arg3
+// CHECK: %[[BS2:.+]] = fusion.mul %[[BF2]],
+// CHECK: fusion.kernel attention (%arg0, %arg1, %arg2, %[[BS2]]) :
+// CHECK-NOT: fusion.mul
+// CHECK: fusion.yield
+// CHECK: return %{{.+}}, %[[BS2]]
+func.func @bias_math(%q: tensor<2x4x?x64xbf16>, %kt: tensor<2x4x64x?xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<2x4x?x?xbf16>) -> tensor<2x4x?x64xbf16> {
+  %sb = fusion.matmul %q, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+  %s = fusion.convert %sb : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+  %bf = fusion.convert %bias : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+  %c = fusion.constant dense<0.5> : tensor<f32>
+  %bs = fusion.mul %bf, %c : (tensor<2x4x?x?xf32>, tensor<f32>) -> tensor<2x4x?x?xf32>
+  %t = fusion.add %s, %bs : (tensor<2x4x?x?xf32>, tensor<2x4x?x?xf32>) -> tensor<2x4x?x?xf32>
+  %tb = fusion.convert %t : tensor<2x4x?x?xf32> to tensor<2x4x?x?xbf16>
+  %p = fusion.softmax %tb axis = 3 : tensor<2x4x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+  return %o : tensor<2x4x?x64xbf16>
+}
+func.func @bias_math_read_elsewhere(%q: tensor<2x4x?x64xbf16>, %kt: tensor<2x4x64x?xbf16>, %v: tensor<2x4x?x64xbf16>, %bias: tensor<2x4x?x?xbf16>) -> (tensor<2x4x?x64xbf16>, tensor<2x4x?x?xf32>) {
+  %sb = fusion.matmul %q, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+  %s = fusion.convert %sb : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+  %bf = fusion.convert %bias : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+  %c = fusion.constant dense<0.5> : tensor<f32>
+  %bs = fusion.mul %bf, %c : (tensor<2x4x?x?xf32>, tensor<f32>) -> tensor<2x4x?x?xf32>
+  %t = fusion.add %s, %bs : (tensor<2x4x?x?xf32>, tensor<2x4x?x?xf32>) -> tensor<2x4x?x?xf32>
+  %tb = fusion.convert %t : tensor<2x4x?x?xf32> to tensor<2x4x?x?xbf16>
+  %p = fusion.softmax %tb axis = 3 : tensor<2x4x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+  return %o, %bs : tensor<2x4x?x64xbf16>, tensor<2x4x?x?xf32>
 }
 
 // -----

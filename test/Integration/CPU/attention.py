@@ -9,7 +9,9 @@
 # bf16 with a boolean padding mask over ragged key lengths; the log-sum-exp
 # of the scores' rows as a second output (dynamic and static lengths); a
 # causal mask computed from positions (fusion.iota, no mask in memory),
-# queries the last rows of a longer key sequence, with its log-sum-exp.
+# queries the last rows of a longer key sequence, with its log-sum-exp; a
+# bf16 bias converted and scaled in the program (that math joins the
+# kernel: the bias is read once as bf16).
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -90,6 +92,18 @@ func.func @causal_positions(%q: tensor<2x2x24x32xbf16>, %k: tensor<2x2x40x32xbf1
   %o = fusion.matmul %p, %v : (tensor<2x2x24x40xbf16>, tensor<2x2x40x16xbf16>) -> tensor<2x2x24x16xbf16>
   return %o, %l : tensor<2x2x24x16xbf16>, tensor<2x2x24xbf16>
 }
+func.func @bias_bf16(%q: tensor<2x2x24x32xbf16>, %kt: tensor<2x2x32x40xbf16>, %v: tensor<2x2x40x16xbf16>, %bias: tensor<2x2x24x40xbf16>) -> tensor<2x2x24x16xbf16> {
+  %sb = fusion.matmul %q, %kt : (tensor<2x2x24x32xbf16>, tensor<2x2x32x40xbf16>) -> tensor<2x2x24x40xbf16>
+  %s = fusion.convert %sb : tensor<2x2x24x40xbf16> to tensor<2x2x24x40xf32>
+  %bf = fusion.convert %bias : tensor<2x2x24x40xbf16> to tensor<2x2x24x40xf32>
+  %half = fusion.constant dense<0.5> : tensor<f32>
+  %bs = fusion.mul %bf, %half : (tensor<2x2x24x40xf32>, tensor<f32>) -> tensor<2x2x24x40xf32>
+  %t = fusion.add %s, %bs : (tensor<2x2x24x40xf32>, tensor<2x2x24x40xf32>) -> tensor<2x2x24x40xf32>
+  %tb = fusion.convert %t : tensor<2x2x24x40xf32> to tensor<2x2x24x40xbf16>
+  %p = fusion.softmax %tb axis = 3 : tensor<2x2x24x40xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x2x24x40xbf16>, tensor<2x2x40x16xbf16>) -> tensor<2x2x24x16xbf16>
+  return %o : tensor<2x2x24x16xbf16>
+}
 """)
 
 fused_dir, unfused_dir = os.path.join(work_dir, "fused"), os.path.join(work_dir, "unfused")
@@ -142,6 +156,11 @@ def causal_positions(q, k, v):
     return [softmax(s) @ f64(v), (top + np.log(np.exp(s - top).sum(-1, keepdims=True)))[..., 0]]
 
 
+def bias_bf16(q, kt, v, bias):
+    s = f64(q) @ f64(kt) + 0.5 * f64(bias)
+    return softmax(s) @ f64(v)
+
+
 def padded(q, kt, v, keep):
     s = np.where(keep, f64(q) @ f64(kt), -np.inf)
     return softmax(s) @ f64(v)
@@ -182,6 +201,11 @@ k = rng.uniform(-0.5, 0.5, (2, 2, 40, 32)).astype(bf16)
 v = rng.uniform(-1, 1, (2, 2, 40, 16)).astype(bf16)
 cases.append(("causal_positions", "causal_positions", (q, k, v), causal_positions(q, k, v),
               "bf16"))
+q = rng.uniform(-0.5, 0.5, (2, 2, 24, 32)).astype(bf16)
+kt = rng.uniform(-0.5, 0.5, (2, 2, 32, 40)).astype(bf16)
+v = rng.uniform(-1, 1, (2, 2, 40, 16)).astype(bf16)
+bias = rng.uniform(-2, 2, (2, 2, 24, 40)).astype(bf16)
+cases.append(("bias_bf16", "bias_bf16", (q, kt, v, bias), [bias_bf16(q, kt, v, bias)], "bf16"))
 
 for label, name, inputs, expected, element in cases:
     fused.reset_traffic()

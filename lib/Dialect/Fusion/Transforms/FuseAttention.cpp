@@ -27,9 +27,9 @@ using namespace mlir::fusion;
 namespace {
 
 /// The ops of one attention, in program order: [transpose of K], the scores'
-/// product, the math on the scores, the softmax, [the log-sum-exp of the
-/// scores' rows], the output's product; and K as the kernel reads it (K^T,
-/// or K when its transpose joins).
+/// product, the math on the scores and on its other inputs, the softmax,
+/// [the log-sum-exp of the scores' rows], the output's product; and K as
+/// the kernel reads it (K^T, or K when its transpose joins).
 struct Attention {
   SmallVector<Operation *> ops;
   MatmulOp scores, output;
@@ -104,6 +104,47 @@ FailureOr<MatmulOp> collectScoreMath(Value value, ArrayRef<int64_t> scores,
   return product;
 }
 
+bool isIndexMath(Value value, int depth = 8);
+
+/// Most ops collectInputMath takes into an attention.
+constexpr size_t kMaxInputMath = 16;
+
+/// Adds to `ops` (the attention's, in one block) the elementwise math that
+/// computes the other inputs of the score math `math` (a bias converted, a
+/// mask scaled) where nothing outside the attention reads its results: the
+/// kernel evaluates it per score where it reads those inputs, so that they
+/// are read as stored (a bf16 bias, not an f32 copy written first). Index
+/// math stays out (formKernel clones it). Sorts `ops` in program order
+/// where it adds any.
+void collectInputMath(ArrayRef<Operation *> math,
+                      SmallVectorImpl<Operation *> &ops) {
+  Block *block = ops.front()->getBlock();
+  if (llvm::any_of(ops, [&](Operation *op) { return op->getBlock() != block; }))
+    return;
+  llvm::SmallPtrSet<Operation *, 16> inside(ops.begin(), ops.end());
+  SmallVector<Operation *> readers(math.begin(), math.end());
+  size_t taken = 0;
+  while (!readers.empty() && taken < kMaxInputMath) {
+    Operation *reader = readers.pop_back_val();
+    for (Value operand : reader->getOperands()) {
+      Operation *op = operand.getDefiningOp();
+      if (!op || inside.contains(op) || op->getBlock() != block ||
+          !isElementwiseMath(op) || isIndexMath(operand) ||
+          !llvm::all_of(op->getUsers(),
+                        [&](Operation *user) { return inside.contains(user); }))
+        continue;
+      inside.insert(op);
+      ops.push_back(op);
+      readers.push_back(op);
+      if (++taken == kMaxInputMath)
+        break;
+    }
+  }
+  if (taken != 0)
+    llvm::sort(
+        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+}
+
 /// The attention around `softmax`, or a reason; an empty reason when the
 /// softmax neither reads nor feeds a product (not a candidate).
 FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
@@ -163,6 +204,7 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   if (logSumExp)
     attention.ops.push_back(logSumExp);
   attention.ops.push_back(output);
+  collectInputMath(math, attention.ops);
   attention.scores = *scores;
   attention.output = output;
   attention.logSumExp = logSumExp;
@@ -173,7 +215,7 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
 /// Whether `value` is computed from positions and splat constants alone (a
 /// causal mask, say): the kernel computes it where it is used instead of
 /// reading it, and sees it as a predicate of the indices.
-bool isIndexMath(Value value, int depth = 8) {
+bool isIndexMath(Value value, int depth) {
   if (isSplatConstant(value) || value.getDefiningOp<IotaOp>())
     return true;
   Operation *op = value.getDefiningOp();
