@@ -256,28 +256,28 @@ class _Emitter:
                          shape, dtype)
 
     def slice(self, v, offsets, sizes, strides):
-        """fusion.slice of value `v` (static sizes)."""
+        """fusion.slice of value `v`; a dynamic dimension (size None) is kept
+        whole (offset 0, stride 1), as the op allows."""
         if list(offsets) == [0] * len(sizes) and list(sizes) == list(v[1]) and \
                 list(strides) == [1] * len(sizes):
             return v
         join = lambda xs: ", ".join(map(str, xs))  # noqa: E731
-        return self.emit(f"fusion.slice {v[0]} offsets = [{join(offsets)}] sizes = [{join(sizes)}] "
-                         f"strides = [{join(strides)}] : {self.type_of(v)} -> "
-                         f"{_tensor_type(sizes, v[2])}", sizes, v[2])
+        attr_sizes = [-1 if size is None else size for size in sizes]
+        return self.emit(f"fusion.slice {v[0]} offsets = [{join(offsets)}] "
+                         f"sizes = [{join(attr_sizes)}] strides = [{join(strides)}] : "
+                         f"{self.type_of(v)} -> {_tensor_type(sizes, v[2])}", sizes, v[2])
 
     def getitem(self, node, x, index):
-        """x[index]: an item of a split, or basic indexing of a tensor of
-        static sizes (slices with positive steps, integers, None and one
-        Ellipsis) as fusion.slice, then fusion.reshape where integers drop
-        dimensions or None adds them."""
+        """x[index]: an item of a split, or basic indexing (slices with
+        positive steps, integers, None and one Ellipsis) as fusion.slice,
+        then fusion.reshape where integers drop dimensions or None adds
+        them. Dynamic dimensions can only be kept whole (`:` or `...`)."""
         if isinstance(x, torch.fx.Node) and isinstance(self.values.get(x), list):
             if not isinstance(index, int):
                 raise UnsupportedOpError("an item of a split by a non-constant index")
             self.view_of[node] = x
             return self.values[x][index]
         v = self.value(x)
-        if None in v[1]:
-            raise UnsupportedOpError("indexing a tensor of dynamic sizes is not supported")
         items = list(index) if isinstance(index, tuple) else [index]
         def basic(i):
             if isinstance(i, slice):
@@ -304,6 +304,14 @@ class _Emitter:
             if item is None:
                 continue
             size = next(dims)
+            if size is None:
+                whole = isinstance(item, slice) and item.start in (None, 0) and \
+                    item.stop is None and item.step in (None, 1)
+                if not whole:
+                    raise UnsupportedOpError(f"indexing a dynamic dimension by {item!r} (it can "
+                                             f"only be kept whole)")
+                offsets.append(0), sizes.append(None), strides.append(1)
+                continue
             if isinstance(item, int):
                 if not -size <= item < size:
                     raise UnsupportedOpError(f"index {item} is out of range for size {size}")
@@ -325,11 +333,11 @@ class _Emitter:
         """Tensor.split / torch.split (a size, or a list of sizes) and chunk
         (`sections` None: chunks of ceil(size / n)): a list of slices."""
         v = self.value(x)
-        if None in v[1]:
-            raise UnsupportedOpError("splitting a tensor of dynamic sizes is not supported")
         rank = len(v[1])
         dim %= rank
         size = v[1][dim]
+        if size is None:
+            raise UnsupportedOpError("splitting a dynamic dimension is not supported")
         if isinstance(sections, int):
             sections = [min(sections, size - s) for s in range(0, size, sections)] or [0]
         if sum(sections) != size:
@@ -812,9 +820,9 @@ class _Emitter:
             if method == "chunk":
                 n = kwargs.get("chunks", args[1])
                 v = self.value(x)
-                if None in v[1]:
-                    raise UnsupportedOpError("chunks of a tensor of dynamic sizes")
                 size = v[1][dim % len(v[1])]
+                if size is None:
+                    raise UnsupportedOpError("chunks of a dynamic dimension")
                 return self.split(node, x, -(-size // n) if size else 1, dim)
             return self.split(node, x, kwargs.get("split_size", args[1] if len(args) > 1 else None),
                               dim)

@@ -205,6 +205,42 @@ class MultiHeadAttention(AttentionProjections):
         return self.out(torch.matmul(scores, v).transpose(1, 2).reshape(b, s, d))
 
 
+class FusedProjectionAttention(nn.Module):
+    """GPT-2-style attention: one projection for q, k and v split along the
+    features (Tensor.split of a tensor of dynamic length), heads by view,
+    F.scaled_dot_product_attention, the output projection."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, s, d = x.shape
+
+        def split(t):
+            return t.view(b, s, self.heads, d // self.heads).transpose(1, 2)
+
+        q, k, v = self.qkv(x).split(d, dim=2)
+        y = nn.functional.scaled_dot_product_attention(split(q), split(k), split(v))
+        return self.out(y.transpose(1, 2).reshape(b, s, d))
+
+
+class GatedHalvesMLP(nn.Module):
+    """x + down(silu(h[..., :hidden]) * h[..., hidden:]), h = x W: the gated
+    MLP as one projection indexed in halves."""
+
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.up = nn.Linear(d, 2 * hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        h = self.up(x)
+        return x + self.down(nn.functional.silu(h[..., :self.hidden]) * h[..., self.hidden:])
+
+
 class LayerNormGeluBlock(nn.Module):
     """gelu(fc(layer_norm(x))), tanh-approximated gelu."""
 
@@ -238,6 +274,9 @@ def compile_blocks(d=64):
         ("attention_projections", AttentionProjections(d), lambda s: (randn(2, s, d),), 1e-4),
         ("layernorm_gelu_block", LayerNormGeluBlock(d, 2 * d), lambda s: (randn(2, s, d),), 1e-4),
         ("multi_head_attention", MultiHeadAttention(d, 4), lambda s: (randn(2, s, d),), 1e-4),
+        ("fused_projection_attention", FusedProjectionAttention(d, 4),
+         lambda s: (randn(2, s, d),), 1e-4),
+        ("gated_halves_mlp", GatedHalvesMLP(d, 2 * d), lambda s: (randn(2, s, d),), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():
