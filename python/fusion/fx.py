@@ -396,13 +396,18 @@ class _Emitter:
 
     def broadcast_to(self, v, shape):
         """`v` materialized at `shape` (which it broadcasts to): a product
-        with a splat 1, exact for every value, -0 and NaN included."""
+        with a splat 1, exact for every value, -0 and NaN included. A
+        dynamic size of `shape` must be `v`'s own (the 1 has size 1 there)."""
         if tuple(v[1]) == tuple(shape):
             return v
-        if None in shape or self.broadcast_shape(v[1], shape) != tuple(shape):
+        lead = len(shape) - len(v[1])
+        if lead < 0 or any(d is None and (i < lead or v[1][i - lead] is not None)
+                           for i, d in enumerate(shape)) or \
+                self.broadcast_shape(v[1], shape) != tuple(shape):
             raise UnsupportedOpError(f"sizes {v[1]} do not broadcast to {shape}")
-        one = self.emit(f"fusion.constant dense<{_float(1)}> : {_tensor_type(shape, v[2])}",
-                        shape, v[2])
+        ones = tuple(1 if d is None else d for d in shape)
+        one = self.emit(f"fusion.constant dense<{_float(1)}> : {_tensor_type(ones, v[2])}",
+                        ones, v[2])
         return self.combine("mul", v, one)
 
     def repeat(self, node, x, repeats, dim):
@@ -410,9 +415,9 @@ class _Emitter:
         `repeats` times in a row): a size-1 axis after `dim`, materialized
         `repeats` wide, merged into `dim`."""
         v = self.value(x)
-        if not isinstance(repeats, int) or dim is None or None in v[1]:
-            raise UnsupportedOpError("repeat_interleave other than by an integer along a dim of "
-                                     "static sizes")
+        if not isinstance(repeats, int) or dim is None or v[1][dim % len(v[1])] is None:
+            raise UnsupportedOpError("repeat_interleave other than by an integer along a static "
+                                     "size")
         dim %= len(v[1])
         inserted = v[1][:dim + 1] + (1,) + v[1][dim + 1:]
         wide = v[1][:dim + 1] + (repeats,) + v[1][dim + 1:]

@@ -226,6 +226,32 @@ class FusedProjectionAttention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, s, d))
 
 
+class GroupedQueryAttention(nn.Module):
+    """Llama-style grouped-query heads: K and V projected to fewer heads,
+    K repeated as Hugging Face's `repeat_kv` does (`[:, :, None]`, expand,
+    reshape), V by `repeat_interleave`, then
+    F.scaled_dot_product_attention and the output projection."""
+
+    def __init__(self, d, heads, kv_heads):
+        super().__init__()
+        self.heads, self.kv_heads, self.head = heads, kv_heads, d // heads
+        self.q, self.o = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv_heads * self.head, bias=False)
+        self.v = nn.Linear(d, kv_heads * self.head, bias=False)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        groups = self.heads // self.kv_heads
+        q = self.q(x).view(b, s, self.heads, self.head).transpose(1, 2)
+        k = self.k(x).view(b, s, self.kv_heads, self.head).transpose(1, 2)
+        v = self.v(x).view(b, s, self.kv_heads, self.head).transpose(1, 2)
+        k = k[:, :, None].expand(b, self.kv_heads, groups, s, self.head).reshape(
+            b, self.heads, s, self.head)
+        v = v.repeat_interleave(groups, dim=1)
+        y = nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.o(y.transpose(1, 2).reshape(b, s, d))
+
+
 class GatedHalvesMLP(nn.Module):
     """x + down(silu(h[..., :hidden]) * h[..., hidden:]), h = x W: the gated
     MLP as one projection indexed in halves."""
@@ -277,6 +303,8 @@ def compile_blocks(d=64):
         ("fused_projection_attention", FusedProjectionAttention(d, 4),
          lambda s: (randn(2, s, d),), 1e-4),
         ("gated_halves_mlp", GatedHalvesMLP(d, 2 * d), lambda s: (randn(2, s, d),), 1e-4),
+        ("grouped_query_attention", GroupedQueryAttention(d, 4, 2),
+         lambda s: (randn(2, s, d),), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():
