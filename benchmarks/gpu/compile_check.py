@@ -45,7 +45,14 @@ ATTENTION_TOLERANCE = 5e-2
 
 def blocks():
     torch.manual_seed(0)  # the same parameters' shapes in both modes; values do not matter
-    return [(name, module) for name, module, _, _ in torch_blocks.compile_blocks(D)]
+    return [(name, module, make_inputs)
+            for name, module, make_inputs, _ in torch_blocks.compile_blocks(D, BATCH)]
+
+
+def inputs_on(make_inputs, seq, device):
+    """The block's inputs at length `seq`, bf16 on `device` (empty on meta)."""
+    return [torch.empty_like(t, device="meta", dtype=torch.bfloat16) if device == "meta"
+            else t.to(device, torch.bfloat16) for t in make_inputs(seq)]
 
 
 def adamw_inputs(device):
@@ -59,12 +66,12 @@ def prepare(build_dir, cache_dir):
     os.environ["FUSION_CACHE_DIR"] = cache_dir
     backend = fusion.backend.make_backend(build_dir=build_dir, ahead_of_time="sm_90")
     with torch.no_grad():
-        for name, module in blocks():
+        for name, module, make_inputs in blocks():
             torch._dynamo.reset()
             module = module.to("meta", torch.bfloat16).eval()
             compiled = torch.compile(module, backend=backend)
             for seq in SEQUENCES:
-                compiled(torch.empty(BATCH, seq, D, device="meta", dtype=torch.bfloat16))
+                compiled(*inputs_on(make_inputs, seq, "meta"))
     torch._dynamo.reset()
     torch.compile(torch_blocks.adamw_step, backend=backend)(*adamw_inputs("meta"))
     print(f"prepared {len(os.listdir(cache_dir))} libraries in {cache_dir}")
@@ -103,16 +110,16 @@ def check():
         return lines
 
     with torch.no_grad():
-        for name, module in blocks():
+        for name, module, make_inputs in blocks():
             torch._dynamo.reset()
             module = module.to("cuda", torch.bfloat16).eval()
             reference = copy.deepcopy(module).double()
             compiled = torch.compile(module, backend=checked)
             for seq in SEQUENCES:
-                x = torch.randn(BATCH, seq, D, device="cuda").bfloat16()
-                expected = reference(x.double())
-                error = relative_error(compiled(x), expected)
-                eager = relative_error(module(x), expected)
+                x = inputs_on(make_inputs, seq, "cuda")
+                expected = reference(*[t.double() for t in x])
+                error = relative_error(compiled(*x), expected)
+                eager = relative_error(module(*x), expected)
                 tolerance = ATTENTION_TOLERANCE if "attention" in name else TOLERANCE[torch.bfloat16]
                 record(f"{name} seq {seq}", error <= tolerance, error=error, eager_error=eager,
                        tolerance=tolerance)
@@ -148,17 +155,17 @@ def check():
                 log_lines()
 
             # Time per call at the last length, as users call each.
-            x = torch.randn(BATCH, SEQUENCES[-1], D, device="cuda").bfloat16()
+            x = inputs_on(make_inputs, SEQUENCES[-1], "cuda")
             torch._dynamo.reset()
             inductor = torch.compile(module)
             ours = torch.compile(module, backend=fast)
             for f in (inductor, ours):
                 for seq in SEQUENCES:  # the same sequence of sizes: dynamic graphs
-                    f(torch.randn(BATCH, seq, D, device="cuda").bfloat16())
+                    f(*inputs_on(make_inputs, seq, "cuda"))
             row = dict(name=name, shape=[BATCH, SEQUENCES[-1], D],
-                       eager_ms=median_ms(lambda: module(x)),
-                       inductor_ms=median_ms(lambda: inductor(x)),
-                       fusion_ms=median_ms(lambda: ours(x)))
+                       eager_ms=median_ms(lambda: module(*x)),
+                       inductor_ms=median_ms(lambda: inductor(*x)),
+                       fusion_ms=median_ms(lambda: ours(*x)))
             timings.append(row)
             log_lines()
 

@@ -11,9 +11,9 @@ Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
 addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
 exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax,
 amin over dims), softmax, layer_norm, matmul, scaled_dot_product_attention
-(float or boolean attn_mask, is_causal, scale; no dropout), linear (as a matmul boundary
-plus the bias add), transpose/permute, and the torch.nn modules Linear,
-LayerNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
+(float or boolean attn_mask, is_causal, scale; no dropout), linear (as a
+matmul boundary plus the bias add), transpose/permute, views, indexing,
+split/chunk, cat, and the torch.nn modules Linear, LayerNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
 tracing is for inference) and Identity. Anything else raises
 UnsupportedOpError naming the op. Works with torch 1.13 (Debian's
 python3-torch) and 2.x.
@@ -350,6 +350,28 @@ class _Emitter:
             start += length
         self.view_of[node] = x
         return parts
+
+    def concat(self, node, tensors, dim):
+        """torch.cat along a static size: fusion.concat of the tensors
+        converted to the result's dtype (torch's promotion), empty ones
+        left out (torch.cat also takes a 1-D empty tensor beside any)."""
+        shape, dtype = node_type(node)
+        if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, torch.fx.Node)
+                                                             for t in tensors):
+            raise UnsupportedOpError("cat of something other than a list of tensors")
+        values = [self.value(t) for t in tensors]
+        values = [v for v in values if not (len(v[1]) == 1 and v[1][0] == 0 and len(shape) != 1)]
+        dim %= len(shape)
+        if shape[dim] is None:
+            raise UnsupportedOpError("cat along a dynamic dimension is not supported")
+        values = [self.convert(v, dtype) for v in values if v[1][dim] != 0] or \
+            [self.convert(values[0], dtype)]
+        if len(values) == 1:
+            return values[0]
+        operands = ", ".join(v[0] for v in values)
+        types = ", ".join(self.type_of(v) for v in values)
+        return self.emit(f"fusion.concat {operands} axis = {dim} : ({types}) -> "
+                         f"{_tensor_type(shape, dtype)}", shape, dtype)
 
     def where(self, cond, a, b):
         """torch.where(cond, a, b): fusion.select, numbers as constants of
@@ -710,6 +732,9 @@ class _Emitter:
                              f"{_tensor_type(shape, dtype)}", shape, dtype)
         if fn is operator.getitem:
             return self.getitem(node, args[0], args[1])
+        if fn in (torch.cat, torch.concat, getattr(torch, "concatenate", torch.cat)):
+            return self.concat(node, kwargs.get("tensors", args[0] if args else None),
+                               kwargs.get("dim", args[1] if len(args) > 1 else 0))
         if fn in (torch.split, torch.chunk):
             dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)
             if fn is torch.chunk:

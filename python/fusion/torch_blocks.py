@@ -252,6 +252,45 @@ class GroupedQueryAttention(nn.Module):
         return self.o(y.transpose(1, 2).reshape(b, s, d))
 
 
+def rotate_half(x):
+    """Hugging Face's rotary helper: the halves of the last axis swapped,
+    the new first half negated (a torch.cat)."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class RotaryAttention(AttentionProjections):
+    """Heads with rotary position embeddings applied to q and k (cos and
+    sin given per position, as Llama's rotary module computes them), then
+    F.scaled_dot_product_attention."""
+
+    def __init__(self, d, heads):
+        super().__init__(d)
+        self.heads = heads
+
+    def forward(self, x, cos, sin):
+        b, s, d = x.shape
+
+        def split(t):
+            return t.view(b, s, self.heads, d // self.heads).transpose(1, 2)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        y = nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(b, s, d))
+
+
+def rotary_inputs(batch, length, d, heads, base=10000.0):
+    """x and the rotary cos and sin ([batch, length, head size]) at
+    positions 0 .. length - 1."""
+    head = d // heads
+    inverse = 1.0 / base ** (torch.arange(0, head, 2).float() / head)
+    angles = torch.outer(torch.arange(length).float(), inverse)
+    angles = torch.cat((angles, angles), dim=-1).expand(batch, length, head)
+    return randn(batch, length, d), angles.cos().contiguous(), angles.sin().contiguous()
+
+
 class GatedHalvesMLP(nn.Module):
     """x + down(silu(h[..., :hidden]) * h[..., hidden:]), h = x W: the gated
     MLP as one projection indexed in halves."""
@@ -291,20 +330,22 @@ def adamw_step(p, g, m, v, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_dec
     return p
 
 
-def compile_blocks(d=64):
+def compile_blocks(d=64, batch=2):
     """(name, module, make_inputs(seq), tolerance) of the backend's test
-    blocks with fresh random parameters; tolerances are relative (f32; the
-    blocks with products sum in another order)."""
+    blocks with fresh random parameters; make_inputs gives f32 CPU tensors
+    of `batch` sequences; tolerances are relative (f32; the blocks with
+    products sum in another order)."""
     blocks = [
-        ("rmsnorm_mlp", RMSNormMLP(d, 3 * d), lambda s: (randn(2, s, d),), 1e-4),
-        ("attention_projections", AttentionProjections(d), lambda s: (randn(2, s, d),), 1e-4),
-        ("layernorm_gelu_block", LayerNormGeluBlock(d, 2 * d), lambda s: (randn(2, s, d),), 1e-4),
-        ("multi_head_attention", MultiHeadAttention(d, 4), lambda s: (randn(2, s, d),), 1e-4),
+        ("rmsnorm_mlp", RMSNormMLP(d, 3 * d), lambda s: (randn(batch, s, d),), 1e-4),
+        ("attention_projections", AttentionProjections(d), lambda s: (randn(batch, s, d),), 1e-4),
+        ("layernorm_gelu_block", LayerNormGeluBlock(d, 2 * d), lambda s: (randn(batch, s, d),), 1e-4),
+        ("multi_head_attention", MultiHeadAttention(d, 4), lambda s: (randn(batch, s, d),), 1e-4),
         ("fused_projection_attention", FusedProjectionAttention(d, 4),
-         lambda s: (randn(2, s, d),), 1e-4),
-        ("gated_halves_mlp", GatedHalvesMLP(d, 2 * d), lambda s: (randn(2, s, d),), 1e-4),
+         lambda s: (randn(batch, s, d),), 1e-4),
+        ("gated_halves_mlp", GatedHalvesMLP(d, 2 * d), lambda s: (randn(batch, s, d),), 1e-4),
         ("grouped_query_attention", GroupedQueryAttention(d, 4, 2),
-         lambda s: (randn(2, s, d),), 1e-4),
+         lambda s: (randn(batch, s, d),), 1e-4),
+        ("rotary_attention", RotaryAttention(d, 4), lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():

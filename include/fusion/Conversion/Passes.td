@@ -228,7 +228,8 @@ def ConvertTosaToFusion : Pass<"convert-tosa-to-fusion"> {
     `log`, `tanh`, `sigmoid`, `rsqrt`, `reciprocal`, `abs`, `erf`, `cast`
     (between floats), `clamp` (as `max` then `min`), `greater`,
     `greater_equal`, `equal`, `select`, `reduce_sum`/`max`/`min` (the axis
-    kept, as TOSA does), `slice` (constant start and size), `transpose`,
+    kept, as TOSA does), `slice` (constant start and size), `concat`
+    (static sizes along the axis), `transpose`,
     `matmul` (zero points 0; operands converted to the result type when TOSA
     accumulates wider) and `const` become fusion ops. Anything else (integer
     or quantized tensors, reshapes, convolutions, ...) is left as it is with

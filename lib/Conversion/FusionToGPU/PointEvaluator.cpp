@@ -295,6 +295,57 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
     return eval(slice.getX(), operandIndex, lanes);
   }
 
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    int64_t axis = concat.getAxis();
+    SmallVector<int64_t> offsets = concat.getOffsets();
+    // Lanes along the axis lie in one operand only where every operand
+    // starts on a vector.
+    if (lanes && axis == static_cast<int64_t>(shape.size()) - 1 &&
+        llvm::any_of(offsets, [&](int64_t o) { return o % width != 0; }))
+      return gather(result, index);
+    // The operands in turn, each in a branch of its own (only the operand
+    // a point lies in is read): `if (i < o1) x0[i] else if (i < o2)
+    // x1[i - o1] else ...`.
+    Type element = b.getF32Type();
+    if (getElementTypeOrSelf(result.getType()).isInteger(1))
+      element = b.getI1Type();
+    Type type = lanes ? VectorType::get({width}, element) : element;
+    std::function<FailureOr<Value>(size_t)> evalFrom =
+        [&](size_t first) -> FailureOr<Value> {
+      auto evalOperand = [&]() -> FailureOr<Value> {
+        SmallVector<Value> operandIndex(index);
+        if (offsets[first] != 0)
+          operandIndex[axis] = arith::SubIOp::create(
+              b, loc, index[axis], indexConst(b, loc, offsets[first]));
+        FailureOr<Value> v =
+            eval(concat.getInputs()[first], operandIndex, lanes);
+        if (failed(v))
+          return failure();
+        return splatIfNeeded(*v, lanes);
+      };
+      if (first + 1 == offsets.size())
+        return evalOperand();
+      Value inFirst =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index[axis],
+                                indexConst(b, loc, offsets[first + 1]));
+      auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inFirst,
+                                      /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      for (auto [region, part] :
+           {std::make_pair(&branch.getThenRegion(), first),
+            std::make_pair(&branch.getElseRegion(), first + 1)}) {
+        b.setInsertionPointToStart(&region->front());
+        CacheScope scope(*this);
+        FailureOr<Value> v = part == first ? evalOperand() : evalFrom(part);
+        if (failed(v))
+          return failure();
+        scf::YieldOp::create(b, loc, *v);
+      }
+      return branch.getResult(0);
+    };
+    return evalFrom(0);
+  }
+
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     ArrayRef<int64_t> perm = transpose.getPermutation();
     if (lanes && perm.back() != static_cast<int64_t>(perm.size()) - 1)

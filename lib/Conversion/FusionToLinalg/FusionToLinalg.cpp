@@ -318,6 +318,50 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   }
 };
 
+/// The operands copied in turn into their slots of an empty tensor of the
+/// result's shape (dynamic sizes from the first operand).
+struct ConcatLowering : OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Value first = adaptor.getInputs().front();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < resultType.getRank(); ++d)
+      if (resultType.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, first, d));
+    Value result = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                           resultType.getElementType(), sizes);
+    int64_t axis = op.getAxis();
+    for (auto [input, offset] :
+         llvm::zip(adaptor.getInputs(), op.getOffsets())) {
+      if (cast<RankedTensorType>(input.getType()).getDimSize(axis) == 0)
+        continue;
+      SmallVector<OpFoldResult> offsets(resultType.getRank(),
+                                        rewriter.getIndexAttr(0));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      SmallVector<OpFoldResult> inputSizes =
+          tensor::getMixedSizes(rewriter, loc, input);
+      SmallVector<OpFoldResult> strides(resultType.getRank(),
+                                        rewriter.getIndexAttr(1));
+      // Copied into its slot by a linalg.copy (loops), the slot taken from
+      // the result and put back, which bufferizes in place (no memref.copy,
+      // which would need MLIR's C runner utilities for strided views).
+      Value slot = tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                  offsets, inputSizes, strides);
+      Value copied =
+          linalg::CopyOp::create(rewriter, loc, input, slot).getResult(0);
+      result = tensor::InsertSliceOp::create(rewriter, loc, copied, result,
+                                             offsets, inputSizes, strides);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct TransposeLowering : OpConversionPattern<TransposeOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -568,8 +612,9 @@ void fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<SelectOp>, ElementwiseLowering<ConvertOp>,
                IotaLowering, ReduceLowering<ReduceSumOp>,
                ReduceLowering<ReduceMaxOp>, ReduceLowering<ReduceMinOp>,
-               ReduceLowering<ReduceMeanOp>, SliceLowering, TransposeLowering,
-               ReshapeLowering, MatmulLowering, ConstantLowering>(context);
+               ReduceLowering<ReduceMeanOp>, SliceLowering, ConcatLowering,
+               TransposeLowering, ReshapeLowering, MatmulLowering,
+               ConstantLowering>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -88,14 +88,14 @@ private:
 
 FailureOr<Value> Converter::convert(Operation *op, std::string &reason) {
   Location loc = op->getLoc();
-  if (!isa<tosa::ConstOp, tosa::SelectOp, tosa::GreaterOp,
-           tosa::GreaterEqualOp, tosa::EqualOp, tosa::AddOp, tosa::SubOp,
-           tosa::MaximumOp, tosa::MinimumOp, tosa::PowOp, tosa::MulOp,
-           tosa::NegateOp, tosa::ExpOp, tosa::LogOp, tosa::TanhOp,
-           tosa::SigmoidOp, tosa::RsqrtOp, tosa::ReciprocalOp, tosa::AbsOp,
-           tosa::ErfOp, tosa::CastOp, tosa::ClampOp, tosa::ReduceSumOp,
-           tosa::ReduceMaxOp, tosa::ReduceMinOp, tosa::SliceOp,
-           tosa::TransposeOp, tosa::ReshapeOp, tosa::MatMulOp>(op)) {
+  if (!isa<tosa::ConstOp, tosa::SelectOp, tosa::GreaterOp, tosa::GreaterEqualOp,
+           tosa::EqualOp, tosa::AddOp, tosa::SubOp, tosa::MaximumOp,
+           tosa::MinimumOp, tosa::PowOp, tosa::MulOp, tosa::NegateOp,
+           tosa::ExpOp, tosa::LogOp, tosa::TanhOp, tosa::SigmoidOp,
+           tosa::RsqrtOp, tosa::ReciprocalOp, tosa::AbsOp, tosa::ErfOp,
+           tosa::CastOp, tosa::ClampOp, tosa::ReduceSumOp, tosa::ReduceMaxOp,
+           tosa::ReduceMinOp, tosa::SliceOp, tosa::ConcatOp, tosa::TransposeOp,
+           tosa::ReshapeOp, tosa::MatMulOp>(op)) {
     reason = "has no fusion counterpart";
     return failure();
   }
@@ -229,6 +229,36 @@ FailureOr<Value> Converter::convert(Operation *op, std::string &reason) {
     SmallVector<int64_t> strides(start->size(), 1);
     return SliceOp::create(b, loc, slice.getType(), slice.getInput1(), *start,
                            *size, strides)
+        .getResult();
+  }
+  if (auto concat = dyn_cast<tosa::ConcatOp>(op)) {
+    if (!floatOperands || !floatResult)
+      return floatsOnly();
+    // fusion.concat's shapes: every operand's other sizes operand 0's,
+    // its sizes along the axis static.
+    auto first = cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t axis = concat.getAxis();
+    SmallVector<int64_t> shape(first.getShape());
+    shape[axis] = 0;
+    for (Value input : op->getOperands()) {
+      ArrayRef<int64_t> sizes =
+          cast<RankedTensorType>(input.getType()).getShape();
+      for (int64_t d = 0, e = sizes.size(); d < e; ++d) {
+        if (d == axis && !ShapedType::isDynamic(sizes[d])) {
+          shape[axis] += sizes[d];
+        } else if (d == axis || sizes[d] != first.getDimSize(d)) {
+          reason = "joins operands of dynamic sizes along the axis, or of "
+                   "sizes that differ elsewhere";
+          return failure();
+        }
+      }
+    }
+    if (RankedTensorType::get(shape, first.getElementType()) !=
+        concat.getType()) {
+      reason = "has a result type other than its operands' joined shape";
+      return failure();
+    }
+    return ConcatOp::create(b, loc, concat.getType(), op->getOperands(), axis)
         .getResult();
   }
   if (auto reshape = dyn_cast<tosa::ReshapeOp>(op)) {

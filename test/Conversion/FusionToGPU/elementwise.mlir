@@ -56,3 +56,52 @@ func.func @broadcast(%x: tensor<7x64xf32>, %y: tensor<64xf32>) -> tensor<7x64xf3
   }
   return %0 : tensor<7x64xf32>
 }
+
+// -----
+
+// A rotary embedding's rotate_half, concat(-x[:, 32:], x[:, :32]): each
+// vector reads the operand it lies in, in a branch of its own (operands
+// start on vectors).
+// CHECK-LABEL: func.func @rotate_half
+// CHECK: gpu.launch
+// CHECK: %[[COL:.+]] = arith.remui
+// CHECK: %[[FIRST:.+]] = arith.cmpi ult, %[[COL]], %c32
+// CHECK: scf.if %[[FIRST]] -> (vector<4xf32>)
+// CHECK: %[[UP:.+]] = arith.addi %[[COL]], %c32
+// CHECK: vector.load %{{.+}}[%{{.+}}, %[[UP]]] {{.*}} : memref<?x64xf32>, vector<4xf32>
+// CHECK: arith.negf
+// CHECK: } else {
+// CHECK: %[[DOWN:.+]] = arith.subi %[[COL]], %c32
+// CHECK: vector.load %{{.+}}[%{{.+}}, %[[DOWN]]] {{.*}} : memref<?x64xf32>, vector<4xf32>
+// CHECK-NOT: arith.negf
+// CHECK: vector.store {{.*}} : memref<?x64xf32>, vector<4xf32>
+func.func @rotate_half(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %0 = fusion.kernel elementwise "rotate_half" (%x) {plan = #fusion.plan<elementwise, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<?x64xf32>) -> tensor<?x64xf32> {
+  ^bb0(%a: tensor<?x64xf32>):
+    %lo = fusion.slice %a offsets = [0, 0] sizes = [-1, 32] strides = [1, 1] : tensor<?x64xf32> -> tensor<?x32xf32>
+    %hi = fusion.slice %a offsets = [0, 32] sizes = [-1, 32] strides = [1, 1] : tensor<?x64xf32> -> tensor<?x32xf32>
+    %n = fusion.neg %hi : tensor<?x32xf32>
+    %r = fusion.concat %n, %lo axis = 1 : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x64xf32>
+    fusion.yield %r : tensor<?x64xf32>
+  }
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// Operands that do not start on a vector (at 3 of 4 lanes): each lane is
+// evaluated on its own, in the operand it lies in.
+// CHECK-LABEL: func.func @concat_unaligned
+// CHECK: gpu.launch
+// CHECK-COUNT-4: scf.if %{{.+}} -> (f32)
+// CHECK: vector.from_elements
+func.func @concat_unaligned(%x: tensor<5x8xf32>, %y: tensor<5x8xf32>) -> tensor<5x8xf32> {
+  %0 = fusion.kernel elementwise "concat_unaligned" (%x, %y) {plan = #fusion.plan<elementwise, threads = 256, vector = 4, row = none, cluster = 1, passes = [1, 1]>} : (tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<5x8xf32> {
+  ^bb0(%a: tensor<5x8xf32>, %b: tensor<5x8xf32>):
+    %head = fusion.slice %a offsets = [0, 0] sizes = [5, 3] strides = [1, 1] : tensor<5x8xf32> -> tensor<5x3xf32>
+    %tail = fusion.slice %b offsets = [0, 3] sizes = [5, 5] strides = [1, 1] : tensor<5x8xf32> -> tensor<5x5xf32>
+    %r = fusion.concat %head, %tail axis = 1 : (tensor<5x3xf32>, tensor<5x5xf32>) -> tensor<5x8xf32>
+    fusion.yield %r : tensor<5x8xf32>
+  }
+  return %0 : tensor<5x8xf32>
+}

@@ -54,6 +54,21 @@ func.func @structured(%x: tensor<1x8x64xbf16>, %w: tensor<1x64x16xbf16>)
 
 // -----
 
+// tosa.concat joins along its axis; along a dynamic size it stays, with a
+// remark.
+// CHECK-LABEL: func.func @joined
+// CHECK: fusion.concat %arg0, %arg1 axis = 1 : (tensor<?x8xf32>, tensor<?x24xf32>) -> tensor<?x32xf32>
+// CHECK: tosa.concat %arg2, %arg2
+func.func @joined(%x: tensor<?x8xf32>, %y: tensor<?x24xf32>, %z: tensor<4x?xf32>)
+    -> (tensor<?x32xf32>, tensor<4x?xf32>) {
+  %j = tosa.concat %x, %y {axis = 1 : i32} : (tensor<?x8xf32>, tensor<?x24xf32>) -> tensor<?x32xf32>
+  // expected-remark @+1 {{not converted to fusion: 'tosa.concat' joins operands of dynamic sizes along the axis, or of sizes that differ elsewhere}}
+  %k = tosa.concat %z, %z {axis = 1 : i32} : (tensor<4x?xf32>, tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %j, %k : tensor<?x32xf32>, tensor<4x?xf32>
+}
+
+// -----
+
 // What has no counterpart (floor) or is not floating point (integer add)
 // stays, with a remark; the float ops around it are converted, a static
 // reshape among them (its shape operand erased).

@@ -155,6 +155,18 @@ func.func @identity_data_movement(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
+// A concatenation of one operand is that operand.
+// CHECK-LABEL: func @concat_of_one
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8xf32>)
+// CHECK-NOT: fusion.concat
+// CHECK: return %[[X]]
+func.func @concat_of_one(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = fusion.concat %x axis = 1 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @real_slice_stays
 // CHECK: fusion.slice
 // CHECK: fusion.transpose

@@ -253,6 +253,41 @@ func.func @logsumexp_1(%x: tensor<4x8xf32>) {
 }
 // -----
 
+func.func @concat_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for a rank-2 operand}}
+  %0 = fusion.concat %x, %x axis = 2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return
+}
+// -----
+
+func.func @concat_sizes(%x: tensor<4x8xf32>, %y: tensor<3x8xf32>) {
+  // expected-error @+1 {{operand 1 has type 'tensor<3x8xf32>': every operand needs operand 0's sizes 'tensor<4x8xf32>' but along axis 1}}
+  %0 = fusion.concat %x, %y axis = 1 : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<4x16xf32>
+  return
+}
+// -----
+
+func.func @concat_dynamic_axis(%x: tensor<4x?xf32>) {
+  // expected-error @+1 {{operand 0 is dynamic along axis 1: concatenation needs static sizes there}}
+  %0 = fusion.concat %x, %x axis = 1 : (tensor<4x?xf32>, tensor<4x?xf32>) -> tensor<4x?xf32>
+  return
+}
+// -----
+
+func.func @concat_dynamic_mismatch(%x: tensor<?x8xf32>, %y: tensor<4x8xf32>) {
+  // expected-error @+1 {{operand 1 has type 'tensor<4x8xf32>': every operand needs operand 0's sizes 'tensor<?x8xf32>' but along axis 1}}
+  %0 = fusion.concat %x, %y axis = 1 : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x16xf32>
+  return
+}
+// -----
+
+func.func @concat_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result type 'tensor<4x8xf32>' is wrong; expected 'tensor<8x8xf32>'}}
+  %0 = fusion.concat %x, %x axis = 0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+// -----
+
 func.func @slice_1(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{offsets, sizes and strides must each have one entry per dimension (2), got 1, 2 and 2}}
   %0 = fusion.slice %x offsets = [0] sizes = [4, 4] strides = [1, 1] : tensor<4x8xf32> -> tensor<4x4xf32>

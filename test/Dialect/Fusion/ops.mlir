@@ -143,6 +143,15 @@ func.func @data_movement(%x: tensor<?x16xbf16>, %y: tensor<4x8xf32>) -> (tensor<
   return %0, %1, %2 : tensor<?x8xbf16>, tensor<2x4xf32>, tensor<8x4xf32>
 }
 
+// CHECK-LABEL: func @concat
+func.func @concat(%a: tensor<?x8xbf16>, %b: tensor<?x24xbf16>, %c: tensor<2x8xf32>) -> (tensor<?x32xbf16>, tensor<4x8xf32>) {
+  // CHECK: fusion.concat %{{.*}}, %{{.*}} axis = 1 : (tensor<?x8xbf16>, tensor<?x24xbf16>) -> tensor<?x32xbf16>
+  %0 = fusion.concat %a, %b axis = 1 : (tensor<?x8xbf16>, tensor<?x24xbf16>) -> tensor<?x32xbf16>
+  // CHECK: fusion.concat %{{.*}}, %{{.*}} axis = 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %1 = fusion.concat %c, %c axis = 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  return %0, %1 : tensor<?x32xbf16>, tensor<4x8xf32>
+}
+
 // CHECK-LABEL: func @matmul
 func.func @matmul(%a: tensor<?x64x128xbf16>, %b: tensor<128x32xbf16>, %c: tensor<64x128xbf16>) -> (tensor<?x64x32xbf16>, tensor<64x32xbf16>) {
   // CHECK: fusion.matmul %{{.*}}, %{{.*}} : (tensor<?x64x128xbf16>, tensor<128x32xbf16>) -> tensor<?x64x32xbf16>

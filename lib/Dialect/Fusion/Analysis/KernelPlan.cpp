@@ -590,7 +590,8 @@ bool fusion::isReadPointwise(Value value, ArrayRef<int64_t> shape) {
     for (Operation *user : work.pop_back_val().getUsers()) {
       if (isa<YieldOp>(user) || !visited.insert(user).second)
         continue;
-      if (isa<SliceOp, TransposeOp, MatmulOp>(user) || isRealReduction(user) ||
+      if (isa<SliceOp, ConcatOp, TransposeOp, MatmulOp>(user) ||
+          isRealReduction(user) ||
           llvm::any_of(user->getResults(),
                        [&](Value r) { return shapeOf(r) != shape; }))
         return false;

@@ -272,6 +272,12 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return reshapeSplat(adaptor.getX(), getType());
 }
 
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  return {};
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getX().getType() == getType())
     return getX();

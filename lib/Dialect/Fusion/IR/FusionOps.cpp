@@ -337,6 +337,11 @@ SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
   } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
     for (auto [j, i] : llvm::enumerate(transpose.getPermutation()))
       same(transpose.getX(), i, j);
+  } else if (auto concat = dyn_cast<ConcatOp>(op)) {
+    for (Value input : concat.getInputs())
+      for (int64_t d = 0, e = resultShape.size(); d < e; ++d)
+        if (d != static_cast<int64_t>(concat.getAxis()))
+          same(input, d, d);
   } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     // The k-th dynamic dimension of the operand is the result's k-th.
     for (auto [in, out] : llvm::zip(getDynamicDims(shapeOf(reshape.getX())),
@@ -513,6 +518,51 @@ LogicalResult SliceOp::verify() {
   }
   return verifyResultType(*this,
                           RankedTensorType::get(shape, input.getElementType()));
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  int64_t rank = first.getRank();
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, rank)))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() != rank)
+      return emitOpError("operand ")
+             << i << " has rank " << type.getRank() << ", expected " << rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = type.getDimSize(d);
+      if (d == axis) {
+        if (ShapedType::isDynamic(size))
+          return emitOpError("operand ")
+                 << i << " is dynamic along axis " << axis
+                 << ": concatenation needs static sizes there";
+        shape[axis] += size;
+        continue;
+      }
+      if (size != shape[d])
+        return emitOpError("operand ")
+               << i << " has type " << type << ": every operand needs "
+               << "operand 0's sizes " << first << " but along axis " << axis;
+    }
+  }
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, first.getElementType()));
+}
+
+SmallVector<int64_t> ConcatOp::getOffsets() {
+  SmallVector<int64_t> offsets;
+  int64_t offset = 0;
+  for (Value input : getInputs()) {
+    offsets.push_back(offset);
+    offset += cast<RankedTensorType>(input.getType()).getDimSize(getAxis());
+  }
+  return offsets;
 }
 
 LogicalResult TransposeOp::verify() {

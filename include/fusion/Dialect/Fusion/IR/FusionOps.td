@@ -440,6 +440,37 @@ def Fusion_TransposeOp : Fusion_Op<"transpose",
   let hasFolder = 1;
 }
 
+def Fusion_ConcatOp : Fusion_Op<"concat", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "operands joined end to end along one dimension";
+  let description = [{
+    The operands in order along `axis`: result element `i` of that
+    dimension is element `i - o` of the operand that starts at offset `o`.
+    Every operand has the result's rank and its sizes on the other
+    dimensions (dynamic ones included, checked at run time); the joined
+    dimension is static in every operand. Fused kernels read each element
+    from the operand it lies in (`torch.cat`, a rotary embedding's
+    `rotate_half`).
+
+    Example:
+
+    ```mlir
+    %r = fusion.concat %a, %b axis = 1 : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Fusion_AnyTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs Fusion_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` `(` type($inputs) `)` `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Where each operand starts along the axis.
+    SmallVector<int64_t> getOffsets();
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Fusion_ReshapeOp : Fusion_Op<"reshape",
     [Pure, SameOperandsAndResultElementType]> {
   let summary = "the same elements, in row-major order, under another shape";
