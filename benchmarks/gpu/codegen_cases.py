@@ -18,7 +18,9 @@ sm_90: D = 32 in f32, 64 in f16 with an additive mask, 256 in bf16, few
 rows so that keys are cut into ranges), and with 4 query rows a sequence
 (rows sharing K and V: the register plan); fusion.reshape between
 kernels, of static sizes (a returned view included) and of a dynamic
-length (sizes 0 and 1 included).
+length (sizes 0 and 1 included); fusion.concat (a rotary embedding's
+rotate_half in bf16, three f16 operands along the innermost axis,
+operands starting off a vector, rows joined before a softmax).
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
 `reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
@@ -198,6 +200,36 @@ func.func @reshape_heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, 
   %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<2x64x8x32xbf16> -> tensor<2x8x64x32xbf16>
   return %t, %h : tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>
 }
+func.func @concat_rotary_bf16(%x: tensor<?x128xbf16>, %cos: tensor<?x128xbf16>, %sin: tensor<?x128xbf16>) -> tensor<?x128xbf16> {
+  %lo = fusion.slice %x offsets = [0, 0] sizes = [-1, 64] strides = [1, 1] : tensor<?x128xbf16> -> tensor<?x64xbf16>
+  %hi = fusion.slice %x offsets = [0, 64] sizes = [-1, 64] strides = [1, 1] : tensor<?x128xbf16> -> tensor<?x64xbf16>
+  %n = fusion.neg %hi : tensor<?x64xbf16>
+  %r = fusion.concat %n, %lo axis = 1 : (tensor<?x64xbf16>, tensor<?x64xbf16>) -> tensor<?x128xbf16>
+  %a = fusion.mul %x, %cos : tensor<?x128xbf16>
+  %b = fusion.mul %r, %sin : tensor<?x128xbf16>
+  %y = fusion.add %a, %b : tensor<?x128xbf16>
+  return %y : tensor<?x128xbf16>
+}
+func.func @concat_three_f16(%a: tensor<2x?x3xf16>, %b: tensor<2x?x5xf16>, %c: tensor<2x?x1xf16>) -> tensor<2x?x9xf16> {
+  %e = fusion.exp %b : tensor<2x?x5xf16>
+  %j = fusion.concat %a, %e, %c axis = 2 : (tensor<2x?x3xf16>, tensor<2x?x5xf16>, tensor<2x?x1xf16>) -> tensor<2x?x9xf16>
+  %t = fusion.tanh %j : tensor<2x?x9xf16>
+  return %t : tensor<2x?x9xf16>
+}
+func.func @concat_unaligned(%x: tensor<?x64xf32>, %y: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %head = fusion.slice %x offsets = [0, 0] sizes = [-1, 21] strides = [1, 1] : tensor<?x64xf32> -> tensor<?x21xf32>
+  %tail = fusion.slice %y offsets = [0, 21] sizes = [-1, 43] strides = [1, 1] : tensor<?x64xf32> -> tensor<?x43xf32>
+  %e = fusion.exp %tail : tensor<?x43xf32>
+  %r = fusion.concat %head, %e axis = 1 : (tensor<?x21xf32>, tensor<?x43xf32>) -> tensor<?x64xf32>
+  %s = fusion.mul %r, %x : tensor<?x64xf32>
+  return %s : tensor<?x64xf32>
+}
+func.func @concat_rows(%a: tensor<3x4096xf32>, %b: tensor<5x4096xf32>) -> tensor<8x4096xf32> {
+  %s = fusion.mul %b, %b : tensor<5x4096xf32>
+  %j = fusion.concat %a, %s axis = 0 : (tensor<3x4096xf32>, tensor<5x4096xf32>) -> tensor<8x4096xf32>
+  %p = fusion.softmax %j axis = 1 : tensor<8x4096xf32>
+  return %p : tensor<8x4096xf32>
+}
 func.func @reshape_dynamic(%x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
   %h = fusion.reshape %x : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
   %s = fusion.softmax %h axis = 3 : tensor<2x?x4x16xf32>
@@ -228,6 +260,9 @@ SHAPES = {
     "decode_d256_bf16": [[(2, 2, 1, 256), (2, 2, n, 256), (2, 2, n, 256)] for n in (1, 33, 1000)],
     "decode_queries4": [[(2, 3, 4, 64), (2, 3, n, 64), (2, 3, n, 64)] for n in (1, 300)],
     "reshape_dynamic": [[(2, n, 64)] for n in (0, 1, 1000)],
+    "concat_rotary_bf16": [[(n, 128)] * 3 for n in (0, 1, 7, 1000)],
+    "concat_three_f16": [[(2, n, 3), (2, n, 5), (2, n, 1)] for n in (1, 9, 333)],
+    "concat_unaligned": [[(n, 64)] * 2 for n in (5, 4097)],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -305,6 +340,16 @@ def reference(name, *xs):
         return (x[0].sum(0),)
     if name == "softmax_dynamic":
         return (torch.softmax(x[0], -1),)
+    if name == "concat_rotary_bf16":
+        half = x[0].shape[-1] // 2
+        rotated = torch.cat((-x[0][:, half:], x[0][:, :half]), dim=1)
+        return (x[0] * x[1] + rotated * x[2],)
+    if name == "concat_three_f16":
+        return (torch.tanh(torch.cat((x[0], torch.exp(x[1]), x[2]), dim=2)),)
+    if name == "concat_unaligned":
+        return (torch.cat((x[0][:, :21], torch.exp(x[1][:, 21:])), dim=1) * x[0],)
+    if name == "concat_rows":
+        return (torch.softmax(torch.cat((x[0], x[1] * x[1])), -1),)
     if name.startswith("decode_"):
         s = x[0] @ x[1].transpose(-1, -2) + (x[3] if len(x) > 3 else 0)
         return (torch.softmax(s, -1) @ x[2],)
