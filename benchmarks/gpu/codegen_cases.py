@@ -20,7 +20,8 @@ rows so that keys are cut into ranges), and with 4 query rows a sequence
 kernels, of static sizes (a returned view included) and of a dynamic
 length (sizes 0 and 1 included); fusion.concat (a rotary embedding's
 rotate_half in bf16, three f16 operands along the innermost axis,
-operands starting off a vector, rows joined before a softmax).
+operands starting off a vector, rows joined before a softmax, a column
+sum of a concatenation).
 
 `module()` gives the MLIR text (compile it with matmul-epilogue);
 `reference(name, *tensors)` the float64 result; `SHAPES[name]` the input
@@ -230,6 +231,12 @@ func.func @concat_rows(%a: tensor<3x4096xf32>, %b: tensor<5x4096xf32>) -> tensor
   %p = fusion.softmax %j axis = 1 : tensor<8x4096xf32>
   return %p : tensor<8x4096xf32>
 }
+func.func @concat_column_sum(%a: tensor<?x8xf32>, %b: tensor<?x20xf32>) -> tensor<28xf32> {
+  %e = fusion.exp %b : tensor<?x20xf32>
+  %j = fusion.concat %a, %e axis = 1 : (tensor<?x8xf32>, tensor<?x20xf32>) -> tensor<?x28xf32>
+  %s = fusion.reduce_sum %j axes = [0] : tensor<?x28xf32> -> tensor<28xf32>
+  return %s : tensor<28xf32>
+}
 func.func @reshape_dynamic(%x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
   %h = fusion.reshape %x : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
   %s = fusion.softmax %h axis = 3 : tensor<2x?x4x16xf32>
@@ -263,6 +270,7 @@ SHAPES = {
     "concat_rotary_bf16": [[(n, 128)] * 3 for n in (0, 1, 7, 1000)],
     "concat_three_f16": [[(2, n, 3), (2, n, 5), (2, n, 1)] for n in (1, 9, 333)],
     "concat_unaligned": [[(n, 64)] * 2 for n in (5, 4097)],
+    "concat_column_sum": [[(n, 8), (n, 20)] for n in (1, 3000)],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -348,6 +356,8 @@ def reference(name, *xs):
         return (torch.tanh(torch.cat((x[0], torch.exp(x[1]), x[2]), dim=2)),)
     if name == "concat_unaligned":
         return (torch.cat((x[0][:, :21], torch.exp(x[1][:, 21:])), dim=1) * x[0],)
+    if name == "concat_column_sum":
+        return (torch.cat((x[0], torch.exp(x[1])), dim=1).sum(0),)
     if name == "concat_rows":
         return (torch.softmax(torch.cat((x[0], x[1] * x[1])), -1),)
     if name.startswith("decode_"):
