@@ -9,14 +9,14 @@ becomes a `fusion` module.
 
 Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
 addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
-exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax,
-amin over dims), softmax, layer_norm, matmul, scaled_dot_product_attention
-(float or boolean attn_mask, is_causal, scale; no dropout), linear (as a
-matmul boundary plus the bias add), transpose/permute, views, indexing,
-split/chunk, cat, and the torch.nn modules Linear, LayerNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
-tracing is for inference) and Identity. Anything else raises
-UnsupportedOpError naming the op. Works with torch 1.13 (Debian's
-python3-torch) and 2.x.
+exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax, amin
+over dims), softmax, layer_norm, matmul, scaled_dot_product_attention (float
+or boolean attn_mask, is_causal, scale; no dropout), linear (as a matmul
+boundary plus the bias add), transpose/permute, views, indexing, split/chunk,
+cat, stack, and the torch.nn modules Linear, LayerNorm, GELU, SiLU, ReLU,
+Sigmoid, Tanh, Softmax, Dropout (identity: tracing is for inference) and
+Identity. Anything else raises UnsupportedOpError naming the op. Works with
+torch 1.13 (Debian's python3-torch) and 2.x.
 
 `import_graph` is the same importer for a graph someone else traced (the
 torch.compile backend, fusion.backend): shapes and dtypes come from the
@@ -351,17 +351,27 @@ class _Emitter:
         self.view_of[node] = x
         return parts
 
-    def concat(self, node, tensors, dim):
+    def concat(self, node, tensors, dim, stack=False):
         """torch.cat along a static size: fusion.concat of the tensors
         converted to the result's dtype (torch's promotion), empty ones
-        left out (torch.cat also takes a 1-D empty tensor beside any)."""
+        left out (torch.cat also takes a 1-D empty tensor beside any). With
+        `stack` (torch.stack), each tensor gets a size-1 axis at `dim`
+        first (a fusion.reshape) and they are joined along it."""
         shape, dtype = node_type(node)
-        if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, torch.fx.Node)
-                                                             for t in tensors):
+        if not isinstance(tensors, (list, tuple)) or not tensors or \
+                not all(isinstance(t, torch.fx.Node) for t in tensors):
             raise UnsupportedOpError("cat of something other than a list of tensors")
         values = [self.value(t) for t in tensors]
-        values = [v for v in values if not (len(v[1]) == 1 and v[1][0] == 0 and len(shape) != 1)]
         dim %= len(shape)
+        if stack:
+            def unsqueezed(v):
+                wider = v[1][:dim] + (1,) + v[1][dim:]
+                return self.emit(f"fusion.reshape {v[0]} : {self.type_of(v)} -> "
+                                 f"{_tensor_type(wider, v[2])}", wider, v[2])
+            values = [unsqueezed(v) for v in values]
+        else:
+            values = [v for v in values
+                      if not (len(v[1]) == 1 and v[1][0] == 0 and len(shape) != 1)]
         if shape[dim] is None:
             raise UnsupportedOpError("cat along a dynamic dimension is not supported")
         values = [self.convert(v, dtype) for v in values if v[1][dim] != 0] or \
@@ -732,9 +742,10 @@ class _Emitter:
                              f"{_tensor_type(shape, dtype)}", shape, dtype)
         if fn is operator.getitem:
             return self.getitem(node, args[0], args[1])
-        if fn in (torch.cat, torch.concat, getattr(torch, "concatenate", torch.cat)):
+        if fn in (torch.cat, torch.concat, getattr(torch, "concatenate", torch.cat), torch.stack):
             return self.concat(node, kwargs.get("tensors", args[0] if args else None),
-                               kwargs.get("dim", args[1] if len(args) > 1 else 0))
+                               kwargs.get("dim", args[1] if len(args) > 1 else 0),
+                               stack=fn is torch.stack)
         if fn in (torch.split, torch.chunk):
             dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)
             if fn is torch.chunk:

@@ -259,14 +259,20 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def rotate_every_two(x):
+    """GPT-J's interleaved rotary helper: pairs of neighbours rotated,
+    written with strided slices, torch.stack and flatten."""
+    return torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).flatten(-2)
+
+
 class RotaryAttention(AttentionProjections):
     """Heads with rotary position embeddings applied to q and k (cos and
     sin given per position, as Llama's rotary module computes them), then
     F.scaled_dot_product_attention."""
 
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, rotate=rotate_half):
         super().__init__(d)
-        self.heads = heads
+        self.heads, self.rotate = heads, rotate
 
     def forward(self, x, cos, sin):
         b, s, d = x.shape
@@ -276,7 +282,7 @@ class RotaryAttention(AttentionProjections):
 
         q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        q, k = q * cos + self.rotate(q) * sin, k * cos + self.rotate(k) * sin
         y = nn.functional.scaled_dot_product_attention(q, k, v)
         return self.out(y.transpose(1, 2).reshape(b, s, d))
 
@@ -346,6 +352,8 @@ def compile_blocks(d=64, batch=2):
         ("grouped_query_attention", GroupedQueryAttention(d, 4, 2),
          lambda s: (randn(batch, s, d),), 1e-4),
         ("rotary_attention", RotaryAttention(d, 4), lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
+        ("interleaved_rotary_attention", RotaryAttention(d, 4, rotate_every_two),
+         lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():

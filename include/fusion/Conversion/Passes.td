@@ -35,7 +35,7 @@ def FusionToLinalg : Pass<"fusion-to-linalg", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
   ];
 }
 

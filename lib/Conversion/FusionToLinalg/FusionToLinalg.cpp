@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -28,6 +29,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <functional>
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_FUSIONTOLINALG
@@ -318,8 +320,11 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   }
 };
 
-/// The operands copied in turn into their slots of an empty tensor of the
-/// result's shape (dynamic sizes from the first operand).
+/// A generic over the result whose body reads each point from the operand
+/// it lies in (`tensor.extract` in one `scf.if` branch per operand), as the
+/// GPU evaluator does. (Copies into slots of one result tensor would share
+/// that tensor with another concatenation's once CSE merges their empty
+/// tensors, and bufferize into strided copies.)
 struct ConcatLowering : OpConversionPattern<ConcatOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -333,31 +338,50 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
     for (int64_t d = 0; d < resultType.getRank(); ++d)
       if (resultType.isDynamicDim(d))
         sizes.push_back(tensor::DimOp::create(rewriter, loc, first, d));
-    Value result = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                           resultType.getElementType(), sizes);
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType(), sizes);
     int64_t axis = op.getAxis();
-    for (auto [input, offset] :
-         llvm::zip(adaptor.getInputs(), op.getOffsets())) {
-      if (cast<RankedTensorType>(input.getType()).getDimSize(axis) == 0)
-        continue;
-      SmallVector<OpFoldResult> offsets(resultType.getRank(),
-                                        rewriter.getIndexAttr(0));
-      offsets[axis] = rewriter.getIndexAttr(offset);
-      SmallVector<OpFoldResult> inputSizes =
-          tensor::getMixedSizes(rewriter, loc, input);
-      SmallVector<OpFoldResult> strides(resultType.getRank(),
-                                        rewriter.getIndexAttr(1));
-      // Copied into its slot by a linalg.copy (loops), the slot taken from
-      // the result and put back, which bufferizes in place (no memref.copy,
-      // which would need MLIR's C runner utilities for strided views).
-      Value slot = tensor::ExtractSliceOp::create(rewriter, loc, result,
-                                                  offsets, inputSizes, strides);
-      Value copied =
-          linalg::CopyOp::create(rewriter, loc, input, slot).getResult(0);
-      result = tensor::InsertSliceOp::create(rewriter, loc, copied, result,
-                                             offsets, inputSizes, strides);
-    }
-    rewriter.replaceOp(op, result);
+    SmallVector<int64_t> offsets = op.getOffsets();
+    ValueRange inputs = adaptor.getInputs();
+    SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange(), init,
+        rewriter.getMultiDimIdentityMap(resultType.getRank()), iterators,
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> index;
+          for (int64_t d = 0; d < resultType.getRank(); ++d)
+            index.push_back(linalg::IndexOp::create(b, l, d));
+          auto extract = [&](OpBuilder &b, size_t k) -> Value {
+            SmallVector<Value> at(index);
+            if (offsets[k] != 0)
+              at[axis] = arith::SubIOp::create(
+                  b, l, index[axis],
+                  arith::ConstantIndexOp::create(b, l, offsets[k]));
+            return tensor::ExtractOp::create(b, l, inputs[k], at);
+          };
+          // Operand k if the point lies before operand k + 1, else the
+          // operands after it.
+          std::function<Value(OpBuilder &, size_t)> from =
+              [&](OpBuilder &b, size_t k) -> Value {
+            if (k + 1 == inputs.size())
+              return extract(b, k);
+            Value before = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ult, index[axis],
+                arith::ConstantIndexOp::create(b, l, offsets[k + 1]));
+            return scf::IfOp::create(
+                       b, l, before,
+                       [&](OpBuilder &b, Location l) {
+                         scf::YieldOp::create(b, l, extract(b, k));
+                       },
+                       [&](OpBuilder &b, Location l) {
+                         scf::YieldOp::create(b, l, from(b, k + 1));
+                       })
+                .getResult(0);
+          };
+          linalg::YieldOp::create(b, l, from(b, 0));
+        });
+    rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };
@@ -792,7 +816,7 @@ void FusionToLinalgPass::runOnOperation() {
   ConversionTarget target(*context);
   target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
                          linalg::LinalgDialect, math::MathDialect,
-                         tensor::TensorDialect>();
+                         scf::SCFDialect, tensor::TensorDialect>();
   target.addIllegalDialect<FusionDialect>();
   RewritePatternSet patterns(context);
   populateFusionToLinalgPatterns(patterns);

@@ -84,16 +84,17 @@ func.func @move(%x: tensor<?x8xf32>) -> tensor<4x?xf32> {
 
 // -----
 
-// A concatenation copies each operand into its slot of the result (a
-// slot taken out and put back, so that it bufferizes in place).
+// A concatenation is a generic reading each point from the operand it
+// lies in, one branch per operand.
 // CHECK-LABEL: func.func private @join_k0
-// CHECK: %[[EMPTY:.+]] = tensor.empty(%{{.+}}) : tensor<?x12xf32>
-// CHECK: %[[SLOT0:.+]] = tensor.extract_slice %[[EMPTY]][0, 0] [%{{.+}}, 4] [1, 1]
-// CHECK: %[[COPY0:.+]] = linalg.copy ins(%{{.+}} : tensor<?x4xf32>) outs(%[[SLOT0]] : tensor<?x4xf32>)
-// CHECK: %[[JOINED:.+]] = tensor.insert_slice %[[COPY0]] into %[[EMPTY]][0, 0] [%{{.+}}, 4] [1, 1]
-// CHECK: %[[SLOT1:.+]] = tensor.extract_slice %[[JOINED]][0, 4] [%{{.+}}, 8] [1, 1]
-// CHECK: %[[COPY1:.+]] = linalg.copy ins(%{{.+}} : tensor<?x8xf32>) outs(%[[SLOT1]] : tensor<?x8xf32>)
-// CHECK: tensor.insert_slice %[[COPY1]] into %[[JOINED]][0, 4] [%{{.+}}, 8] [1, 1]
+// CHECK: linalg.generic
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[FIRST:.+]] = arith.cmpi ult, %[[COL]], %c4
+// CHECK: scf.if %[[FIRST]] -> (f32)
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[COL]]] : tensor<?x4xf32>
+// CHECK: } else {
+// CHECK: %[[AT:.+]] = arith.subi %[[COL]], %c4
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[AT]]] : tensor<?x8xf32>
 func.func @join(%x: tensor<?x4xf32>, %y: tensor<?x8xf32>) -> tensor<?x12xf32> {
   %0 = fusion.concat %x, %y axis = 1 : (tensor<?x4xf32>, tensor<?x8xf32>) -> tensor<?x12xf32>
   return %0 : tensor<?x12xf32>

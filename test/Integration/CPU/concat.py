@@ -3,7 +3,8 @@
 # the innermost axis of a 3-D tensor with a dynamic middle size, rows
 # joined along axis 0 before a softmax over them (a row kernel, which the
 # concatenation's operands cannot join), and an input joined to a value
-# computed from it and returned. Fused and unfused, outputs poisoned,
+# computed from it and returned, two concatenations of one shape in a
+# kernel. Fused and unfused, outputs poisoned,
 # against numpy in float64; the fused kernels' counted traffic against the
 # report's.
 #
@@ -42,6 +43,12 @@ func.func @rows(%a: tensor<3x8xf32>, %b: tensor<5x8xf32>) -> tensor<8x8xf32> {
   %j = fusion.concat %a, %s axis = 0 : (tensor<3x8xf32>, tensor<5x8xf32>) -> tensor<8x8xf32>
   %p = fusion.softmax %j axis = 1 : tensor<8x8xf32>
   return %p : tensor<8x8xf32>
+}
+func.func @two(%a: tensor<2x8x1xf32>, %b: tensor<2x8x1xf32>, %c: tensor<2x8x1xf32>) -> (tensor<2x8x2xf32>, tensor<2x8x2xf32>) {
+  %n = fusion.neg %b : tensor<2x8x1xf32>
+  %j = fusion.concat %a, %n axis = 2 : (tensor<2x8x1xf32>, tensor<2x8x1xf32>) -> tensor<2x8x2xf32>
+  %k = fusion.concat %c, %a axis = 2 : (tensor<2x8x1xf32>, tensor<2x8x1xf32>) -> tensor<2x8x2xf32>
+  return %j, %k : tensor<2x8x2xf32>, tensor<2x8x2xf32>
 }
 func.func @with_input(%x: tensor<4x6xf32>) -> (tensor<8x6xf32>, tensor<4x6xf32>) {
   %s = fusion.sigmoid %x : tensor<4x6xf32>
@@ -91,6 +98,13 @@ for fuse in (True, False):
     b64 = b.astype(np.float64)
     testing.check(f"{tag} rows joined, then their softmax", p,
                   softmax(np.concatenate([a.astype(np.float64), b64 * b64]), 1), "f32", failures)
+
+    a, b, c = (rng.standard_normal((2, 8, 1)).astype(np.float32) for _ in range(3))
+    j, k = module.two(a, b, c)
+    a64, b64, c64 = (t.astype(np.float64) for t in (a, b, c))
+    testing.check(f"{tag} two concatenations of one shape in a kernel: first", j,
+                  np.concatenate([a64, -b64], axis=2), "f32", failures)
+    testing.check(f"{tag} ... second", k, np.concatenate([c64, a64], axis=2), "f32", failures)
 
     x = rng.standard_normal((4, 6)).astype(np.float32)
     j, s = module.with_input(x)
