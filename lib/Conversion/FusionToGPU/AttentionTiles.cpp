@@ -142,8 +142,13 @@ constexpr int64_t kKeysReleased = 0;
 constexpr int64_t kValuesReleased = kStages;
 constexpr int64_t kQueriesReleased = 2 * kStages;
 constexpr int64_t kEmptyBarriers = kQueriesReleased + kMaxQueryBuffers;
+/// Buffers of the inputs read per score (staged) a block may have: the
+/// steps take them in turn, so that a step's load is issued that many steps
+/// ahead (SharedLayout::scoreBuffers).
+constexpr int64_t kMaxScoreBuffers = 2;
 /// With inputs read per score staged (below), a barrier more of each group
-/// per multiplying warpgroup: its rows of them loaded, and released.
+/// per multiplying warpgroup and buffer (buffer b's of warpgroup g at
+/// b * groups + g): its rows of them loaded, and released.
 constexpr int64_t kScoresLoaded = kFullBarriers;
 constexpr int64_t kScoresReleased = kEmptyBarriers;
 /// The shared memory a block may have (sm_90).
@@ -158,6 +163,7 @@ struct SharedLayout {
   int64_t groups;
   int64_t scoreBytes = 0;
   int64_t queryBuffers = 1;
+  int64_t scoreBuffers = 1;
 
   constexpr int64_t headBoxes() const { return head / kBox; }
   /// Q's first buffer: warpgroup g's rows, box b of the head at
@@ -186,13 +192,13 @@ struct SharedLayout {
   constexpr int64_t valueBox(int64_t keyChunk, int64_t box) const {
     return (keyChunk * headBoxes() + box) * kBoxBytes;
   }
-  /// Warpgroup g's rows of the step's inputs read per score (one buffer:
-  /// they are read at the start of its softmax, and the next step's load
-  /// during the rest of it and the products).
-  constexpr int64_t scores(int64_t group) const {
-    return keys(kStages) + group * scoreBytes;
+  /// Warpgroup g's rows of a step's inputs read per score in buffer
+  /// `buffer` (read at the start of the step's softmax; the step
+  /// scoreBuffers later loads into it once they are).
+  constexpr int64_t scores(int64_t group, int64_t buffer = 0) const {
+    return keys(kStages) + (buffer * groups + group) * scoreBytes;
   }
-  constexpr int64_t total() const { return scores(groups); }
+  constexpr int64_t total() const { return scores(0, scoreBuffers); }
 };
 static_assert(SharedLayout{128, 2}.total() + kSwizzleAlignment <=
                   kSharedBytes &&
@@ -654,6 +660,27 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     return parityBit(arith::DivUIOp::create(
         b, loc, round, indexConst(b, loc, layout.queryBuffers)));
   };
+  // The same for the staged inputs' buffers and a block's `global`-th
+  // step, and the index of buffer `buffer`'s barrier of warpgroup `group`
+  // (past kScoresLoaded or kScoresReleased); folded where there is one.
+  auto scoreBufferOf = [&](Value global) {
+    return b.createOrFold<arith::RemUIOp>(
+        loc, global, indexConst(b, loc, layout.scoreBuffers));
+  };
+  auto scoreParityOf = [&](Value global) {
+    return parityBit(b.createOrFold<arith::DivUIOp>(
+        loc, global, indexConst(b, loc, layout.scoreBuffers)));
+  };
+  auto scoreBarrierOf = [&](Value buffer, Value group, int64_t first) {
+    return b.createOrFold<arith::AddIOp>(
+        loc,
+        b.createOrFold<arith::AddIOp>(
+            loc,
+            b.createOrFold<arith::MulIOp>(loc, buffer,
+                                          indexConst(b, loc, groups)),
+            group),
+        indexConst(b, loc, first));
+  };
 
   // Shared memory: the tiles from the first swizzle boundary past the
   // dynamic shared memory's symbol (alignedDynamicShared says why), and the
@@ -671,7 +698,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                   ValueRange{});
   };
   auto byteConst = [&](int64_t bytes) { return indexConst(b, loc, bytes); };
-  int64_t scoreBarriers = stageScores ? groups : 0;
+  int64_t scoreBarriers = stageScores ? groups * layout.scoreBuffers : 0;
   Value full = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroupSpace(context),
@@ -816,19 +843,23 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
           // score (staged), then V's, each once its buffer is released (the
           // scores' once the step before's softmax has read them).
           auto loadScores = [&] {
-            Value previousStep = arith::XOrIOp::create(
-                b, loc, parityBit(global),
+            Value buffer = scoreBufferOf(global);
+            Value previousUse = arith::XOrIOp::create(
+                b, loc, scoreParityOf(global),
                 arith::ConstantIntOp::create(b, loc, 1, 1));
             for (int64_t g = 0; g < groups; ++g) {
+              Value group = indexConst(b, loc, g);
               waitForPhase(b, loc, empty,
-                           indexConst(b, loc, kScoresReleased + g),
-                           previousStep);
-              Value loaded = indexConst(b, loc, kScoresLoaded + g);
+                           scoreBarrierOf(buffer, group, kScoresReleased),
+                           previousUse);
+              Value loaded = scoreBarrierOf(buffer, group, kScoresLoaded);
               nvgpu::MBarrierArriveExpectTxOp::create(
                   b, loc, full, byteConst(layout.scoreBytes), loaded,
                   /*predicate=*/Value());
               Value row = arith::AddIOp::create(
                   b, loc, row0, indexConst(b, loc, g * kGroupRows));
+              Value bufferBase = b.createOrFold<arith::MulIOp>(
+                  loc, buffer, byteConst(groups * layout.scoreBytes));
               int64_t offset = layout.scores(g);
               for (auto [arg, map, batchAt] :
                    llvm::zip(scoreInputs, scoreMaps, batchScores)) {
@@ -838,7 +869,9 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                      key += columns) {
                   nvgpu::TmaAsyncLoadOp::create(
                       b, loc,
-                      view(byteConst(offset), {1, kGroupRows, columns}, type),
+                      view(b.createOrFold<arith::AddIOp>(loc, bufferBase,
+                                                         byteConst(offset)),
+                           {1, kGroupRows, columns}, type),
                       full, map,
                       ValueRange{arith::AddIOp::create(b, loc, key0,
                                                        indexConst(b, loc, key)),
@@ -1144,23 +1177,25 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   auto exp2 = [&](Value x) {
     return math::Exp2Op::create(b, loc, x, arith::FastMathFlags::afn);
   };
-  // The warpgroup's rows of each staged input (a step's keys in boxes of
-  // 128-byte rows, swizzled: 16-byte unit u of row r at u ^ (r % 8)), and
-  // the pair of fragment floats i and i + 1 of one, as f32.
-  SmallVector<Value> scoreTiles;
-  if (stageScores) {
+  // The warpgroup's rows of each staged input in its buffer of barrier
+  // index `barrier` (a step's keys in boxes of 128-byte rows, swizzled: 16-byte
+  // unit u of row r at u ^ (r % 8)), and the pair of fragment floats i and
+  // i + 1 of one, as f32.
+  auto scoreTilesOf = [&](Value barrier) {
+    SmallVector<Value> tiles;
     Value groupScores = arith::AddIOp::create(
         b, loc, byteConst(layout.scores(0)),
-        arith::MulIOp::create(b, loc, warpgroup, byteConst(layout.scoreBytes)));
+        arith::MulIOp::create(b, loc, barrier, byteConst(layout.scoreBytes)));
     int64_t offset = 0;
     for (BlockArgument arg : scoreInputs) {
       Type type = getElementTypeOrSelf(arg.getType());
-      scoreTiles.push_back(
+      tiles.push_back(
           view(arith::AddIOp::create(b, loc, groupScores, byteConst(offset)),
                {kGroupRows * kAttentionTilesKeys}, type));
       offset += scoreBytesOf(arg);
     }
-  }
+    return tiles;
+  };
   auto stagedPair = [&](BlockArgument arg, Value tile, int64_t i) -> Value {
     Type type = getElementTypeOrSelf(arg.getType());
     int64_t bytes = type.getIntOrFloatBitWidth() / 8;
@@ -1208,11 +1243,18 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                        indexConst(b, loc, kAttentionTilesKeys));
     int64_t count = kAttentionTilesKeys / 2;
     SmallVector<Value> values(count);
-    if (stageScores)
-      waitForPhase(b, loc, full,
-                   arith::AddIOp::create(b, loc, warpgroup,
-                                         indexConst(b, loc, kScoresLoaded)),
-                   parityBit(globalStep(step)));
+    // The staged inputs' buffer of this step (its barriers' index).
+    Value scoreBuffer;
+    SmallVector<Value> scoreTiles;
+    if (stageScores) {
+      Value global = globalStep(step);
+      scoreBuffer = scoreBarrierOf(scoreBufferOf(global), warpgroup, 0);
+      waitForPhase(
+          b, loc, full,
+          scoreBarrierOf(scoreBufferOf(global), warpgroup, kScoresLoaded),
+          scoreParityOf(global));
+      scoreTiles = scoreTilesOf(scoreBuffer);
+    }
     // Float i's key (its column in the step's 128).
     auto keyOf = [&](int64_t i) {
       return arith::AddIOp::create(
@@ -1252,8 +1294,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
         nvgpu::MBarrierArriveOp::create(
             b, loc, nvgpu::MBarrierTokenType::get(context), empty,
-            arith::AddIOp::create(b, loc, warpgroup,
-                                  indexConst(b, loc, kScoresReleased)));
+            b.createOrFold<arith::AddIOp>(loc, scoreBuffer,
+                                          indexConst(b, loc, kScoresReleased)));
       });
     }
     // Keys past the end (only in the last step, if partial) masked, and
@@ -1540,11 +1582,22 @@ LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
   // slower). At least one block (no rows: it has nothing to do).
   persistent = !shape.keyLimit && !readsScoresFromMemory();
   // A persistent block's next Q loads while a tile runs where a second
-  // buffer fits (not beside an f32 bias staged at D = 128).
+  // buffer fits (not beside an f32 bias staged at D = 128). Then staged
+  // inputs take two buffers where they still fit, so that a step's load is
+  // issued two steps ahead (H100, 2026-12-07: a bf16 bias at D = 64 4%
+  // faster at 1024 and 2048 rows, 0.5% at 4096; taking them before the
+  // second Q buffer made a bf16 bias per head at D = 128 2-7% slower).
+  auto fits = [](const SharedLayout &l) {
+    return l.total() + kSwizzleAlignment <= kSharedBytes;
+  };
   SharedLayout doubled = layout;
   doubled.queryBuffers = kMaxQueryBuffers;
-  if (persistent && doubled.total() + kSwizzleAlignment <= kSharedBytes)
+  if (persistent && fits(doubled))
     layout = doubled;
+  SharedLayout moreScores = layout;
+  moreScores.scoreBuffers = kMaxScoreBuffers;
+  if (stageScores && fits(moreScores))
+    layout = moreScores;
   Value grid = blocksOf(b);
   if (persistent)
     grid = arith::MinUIOp::create(b, loc, grid, multiprocessors);
