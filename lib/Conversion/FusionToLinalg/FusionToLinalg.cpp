@@ -320,6 +320,27 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   }
 };
 
+/// A generic with no inputs computing each element of a tensor of `type`
+/// (dynamic sizes `sizes`) from its index (`element`).
+static Value buildIndexedGeneric(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange sizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> element) {
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType(), sizes);
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, ValueRange(), init,
+      b.getMultiDimIdentityMap(type.getRank()), iterators,
+      [&](OpBuilder &b, Location l, ValueRange) {
+        SmallVector<Value> index;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          index.push_back(linalg::IndexOp::create(b, l, d));
+        linalg::YieldOp::create(b, l, element(b, l, index));
+      });
+  return generic.getResult(0);
+}
+
 /// A generic over the result whose body reads each point from the operand
 /// it lies in (`tensor.extract` in one `scf.if` branch per operand), as the
 /// GPU evaluator does. (Copies into slots of one result tensor would share
@@ -338,20 +359,12 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
     for (int64_t d = 0; d < resultType.getRank(); ++d)
       if (resultType.isDynamicDim(d))
         sizes.push_back(tensor::DimOp::create(rewriter, loc, first, d));
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType(), sizes);
     int64_t axis = op.getAxis();
     SmallVector<int64_t> offsets = op.getOffsets();
     ValueRange inputs = adaptor.getInputs();
-    SmallVector<utils::IteratorType> iterators(resultType.getRank(),
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType, ValueRange(), init,
-        rewriter.getMultiDimIdentityMap(resultType.getRank()), iterators,
-        [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> index;
-          for (int64_t d = 0; d < resultType.getRank(); ++d)
-            index.push_back(linalg::IndexOp::create(b, l, d));
+    Value result = buildIndexedGeneric(
+        rewriter, loc, resultType, sizes,
+        [&](OpBuilder &b, Location l, ValueRange index) {
           auto extract = [&](OpBuilder &b, size_t k) -> Value {
             SmallVector<Value> at(index);
             if (offsets[k] != 0)
@@ -379,9 +392,9 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
                        })
                 .getResult(0);
           };
-          linalg::YieldOp::create(b, l, from(b, 0));
+          return from(b, 0);
         });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -582,24 +595,17 @@ struct IotaLowering : OpConversionPattern<IotaOp> {
   LogicalResult
   matchAndRewrite(IotaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                         type.getElementType());
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange(), init,
-        rewriter.getMultiDimIdentityMap(type.getRank()), iterators,
-        [&](OpBuilder &b, Location l, ValueRange) {
-          Value index = linalg::IndexOp::create(b, l, op.getDimension());
-          Value position = arith::UIToFPOp::create(
-              b, l, b.getF32Type(),
-              arith::IndexCastUIOp::create(b, l, b.getI64Type(), index));
-          linalg::YieldOp::create(
-              b, l, roundTo(b, l, position, type.getElementType()));
-        });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(
+        op, buildIndexedGeneric(
+                rewriter, op.getLoc(), type, ValueRange(),
+                [&](OpBuilder &b, Location l, ValueRange index) {
+                  Value position = arith::UIToFPOp::create(
+                      b, l, b.getF32Type(),
+                      arith::IndexCastUIOp::create(b, l, b.getI64Type(),
+                                                   index[op.getDimension()]));
+                  return roundTo(b, l, position, type.getElementType());
+                }));
     return success();
   }
 };
