@@ -526,6 +526,19 @@ class _Emitter:
 
     _MINUS_INF = {torch.float32: "0xFF800000", torch.bfloat16: "0xFF80", torch.float16: "0xFC00"}
 
+    def position(self, x, axis, dimension):
+        """The positions along `axis` of `x` as an f32 iota of rank 2 laid
+        along `dimension` (a query row's index down, a key's across), its
+        size taken from `x` where that size is dynamic."""
+        size = x[1][axis]
+        shape = (size, 1) if dimension == 0 else (1, size)
+        result = _tensor_type(shape, torch.float32)
+        if size is not None:
+            return self.emit(f"fusion.iota dimension = {dimension} : {result}", shape,
+                             torch.float32)
+        return self.emit(f"fusion.iota dimension = {dimension} size_of {x[0]}[{axis}] : "
+                         f"{self.type_of(x)} -> {result}", shape, torch.float32)
+
     def attention(self, q, k, v, mask=None, causal=False, scale=None):
         """F.scaled_dot_product_attention as the ops fusion-fuse-attention
         makes one kernel of: the scores Q K^T (in Q's type, the product's),
@@ -551,17 +564,12 @@ class _Emitter:
         t = self.convert(t, dtype)
         keep = [mask] if mask is not None and mask[2] == torch.bool else []
         if causal:
-            queries, keys = q[1][-2], k[1][-2]
-            if queries is None or keys is None:
-                raise UnsupportedOpError("causal scaled_dot_product_attention with dynamic "
-                                         "sequence lengths")
-            row = self.emit(f"fusion.iota dimension = 0 : tensor<{queries}x1xf32>",
-                            (queries, 1), torch.float32)
-            key = self.emit(f"fusion.iota dimension = 1 : tensor<1x{keys}xf32>",
-                            (1, keys), torch.float32)
+            row = self.position(q, len(q[1]) - 2, 0)
+            key = self.position(k, len(k[1]) - 2, 1)
+            shape = (row[1][0], key[1][1])
             keep.append(self.emit(f"fusion.cmp le, {key[0]}, {row[0]} : ({self.type_of(key)}, "
-                                  f"{self.type_of(row)}) -> tensor<{queries}x{keys}xi1>",
-                                  (queries, keys), torch.bool))
+                                  f"{self.type_of(row)}) -> {_tensor_type(shape, torch.bool)}",
+                                  shape, torch.bool))
         for m in keep:
             ninf = self.emit(f"fusion.constant dense<{self._MINUS_INF[dtype]}> : "
                              f"tensor<{_ELEMENT[dtype]}>", (), dtype)

@@ -297,6 +297,46 @@ def rotary_inputs(batch, length, d, heads, base=10000.0):
     return randn(batch, length, d), angles.cos().contiguous(), angles.sin().contiguous()
 
 
+class LlamaDecoderBlock(nn.Module):
+    """A Llama decoder layer: h = x + attention(rms_norm(x)) with rotary q
+    and k, grouped-query heads (`repeat_kv`) and causal
+    F.scaled_dot_product_attention, then h + the SwiGLU MLP of
+    rms_norm(h)."""
+
+    def __init__(self, d, heads, kv_heads, hidden, eps=1e-6):
+        super().__init__()
+        self.heads, self.kv_heads, self.head, self.eps = heads, kv_heads, d // heads, eps
+        self.attention_norm = nn.Parameter(torch.ones(d))
+        self.mlp_norm = nn.Parameter(torch.ones(d))
+        self.q, self.o = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv_heads * self.head, bias=False)
+        self.v = nn.Linear(d, kv_heads * self.head, bias=False)
+        self.gate = nn.Linear(d, hidden, bias=False)
+        self.up = nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+
+    def norm(self, x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * weight
+
+    def forward(self, x, cos, sin):
+        b, s, d = x.shape
+        groups = self.heads // self.kv_heads
+        n = self.norm(x, self.attention_norm)
+        q = self.q(n).view(b, s, self.heads, self.head).transpose(1, 2)
+        k = self.k(n).view(b, s, self.kv_heads, self.head).transpose(1, 2)
+        v = self.v(n).view(b, s, self.kv_heads, self.head).transpose(1, 2)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = k[:, :, None].expand(b, self.kv_heads, groups, s, self.head).reshape(
+            b, self.heads, s, self.head)
+        v = v[:, :, None].expand(b, self.kv_heads, groups, s, self.head).reshape(
+            b, self.heads, s, self.head)
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        h = x + self.o(y.transpose(1, 2).reshape(b, s, d))
+        m = self.norm(h, self.mlp_norm)
+        return h + self.down(nn.functional.silu(self.gate(m)) * self.up(m))
+
+
 class GatedHalvesMLP(nn.Module):
     """x + down(silu(h[..., :hidden]) * h[..., hidden:]), h = x W: the gated
     MLP as one projection indexed in halves."""
@@ -353,6 +393,8 @@ def compile_blocks(d=64, batch=2):
          lambda s: (randn(batch, s, d),), 1e-4),
         ("rotary_attention", RotaryAttention(d, 4), lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
         ("interleaved_rotary_attention", RotaryAttention(d, 4, rotate_every_two),
+         lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
+        ("llama_decoder_block", LlamaDecoderBlock(d, 4, 2, 3 * d),
          lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
     ]
     for block in blocks:

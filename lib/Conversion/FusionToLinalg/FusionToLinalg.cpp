@@ -588,7 +588,8 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
   }
 };
 
-/// A generic with no inputs: each element its index along the dimension.
+/// A generic with no inputs: each element its index along the dimension
+/// (a dynamic size read off the source).
 struct IotaLowering : OpConversionPattern<IotaOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -596,9 +597,14 @@ struct IotaLowering : OpConversionPattern<IotaOp> {
   matchAndRewrite(IotaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> sizes;
+    if (type.isDynamicDim(op.getDimension()))
+      sizes.push_back(tensor::DimOp::create(rewriter, op.getLoc(),
+                                            adaptor.getSource(),
+                                            *op.getSourceDimension()));
     rewriter.replaceOp(
         op, buildIndexedGeneric(
-                rewriter, op.getLoc(), type, ValueRange(),
+                rewriter, op.getLoc(), type, sizes,
                 [&](OpBuilder &b, Location l, ValueRange index) {
                   Value position = arith::UIToFPOp::create(
                       b, l, b.getF32Type(),

@@ -285,6 +285,36 @@ func.func @prefill_causal(%q: tensor<2x4x256x64xbf16>, %k: tensor<2x4x384x64xbf1
 
 // -----
 
+// PyTorch's is_causal at dynamic lengths (positions sized by Q and K): the
+// same key limit, offset 0; the lengths are read off Q and K, and the
+// predicate is not evaluated per score.
+// CHECK-LABEL: func.func @prefill_causal_dynamic
+// CHECK: gpu.launch
+// CHECK: %[[LIMIT:.+]] = arith.addi %{{.+}}, %c0
+// CHECK: arith.divui %[[LIMIT]], %c128
+// CHECK-NOT: arith.uitofp
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: arith.cmpi sle
+// CHECK: return
+func.func @prefill_causal_dynamic(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_causal_dynamic_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %row = fusion.iota dimension = 0 size_of %a[2] : tensor<2x4x?x64xbf16> -> tensor<?x1xf32>
+    %key = fusion.iota dimension = 1 size_of %b[2] : tensor<2x4x?x64xbf16> -> tensor<1x?xf32>
+    %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+    %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+    %m = fusion.select %seen, %s, %ninf : (tensor<?x?xi1>, tensor<2x4x?x?xbf16>, tensor<bf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %m axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
 // Keys seen from row + 128 on (a lower bound) is no key limit: the
 // positions are compared per score, and no tile is skipped.
 // CHECK-LABEL: func.func @prefill_anticausal

@@ -142,3 +142,21 @@ func.func @positions() -> tensor<4x8xbf16> {
   %0 = fusion.iota dimension = 1 : tensor<4x8xbf16>
   return %0 : tensor<4x8xbf16>
 }
+
+// -----
+
+// A dynamic size comes from the source (the kernel's destination has it):
+// the source's elements are not read.
+// CHECK-LABEL: func.func private @positions_of_k0
+// CHECK-SAME: (%{{.+}}: tensor<?x8xbf16>, %[[OUT:.+]]: tensor<?x1xf32>)
+// CHECK-NOT: tensor.extract
+// CHECK: linalg.generic
+// CHECK-NOT: ins(
+// CHECK-SAME: outs(%[[OUT]] : tensor<?x1xf32>)
+// CHECK: linalg.index 0 : index
+// CHECK-NOT: tensor.extract
+// CHECK: return
+func.func @positions_of(%x: tensor<?x8xbf16>) -> tensor<?x1xf32> {
+  %0 = fusion.iota dimension = 0 size_of %x[0] : tensor<?x8xbf16> -> tensor<?x1xf32>
+  return %0 : tensor<?x1xf32>
+}

@@ -198,3 +198,16 @@ func.func @reshapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<32xf32>, te
   %4 = fusion.reshape %s : tensor<32xf32> -> tensor<2x16xf32>
   return %0, %2, %3, %4 : tensor<4x8xf32>, tensor<32xf32>, tensor<2x2xf32>, tensor<2x16xf32>
 }
+
+// -----
+
+// An iota of a static shape needs no source: it is dropped; a dynamic one
+// keeps it.
+// CHECK-LABEL: func @iota_sources
+// CHECK: fusion.iota dimension = 1 : tensor<1x64xf32>
+// CHECK: fusion.iota dimension = 0 size_of %{{.+}}[0] : tensor<?x64xbf16> -> tensor<?x1xf32>
+func.func @iota_sources(%x: tensor<?x64xbf16>) -> (tensor<1x64xf32>, tensor<?x1xf32>) {
+  %0 = fusion.iota dimension = 1 size_of %x[1] : tensor<?x64xbf16> -> tensor<1x64xf32>
+  %1 = fusion.iota dimension = 0 size_of %x[0] : tensor<?x64xbf16> -> tensor<?x1xf32>
+  return %0, %1 : tensor<1x64xf32>, tensor<?x1xf32>
+}

@@ -76,6 +76,47 @@ func.func @causal_mask_read_elsewhere(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x
 
 // -----
 
+// Positions of dynamic sizes: each iota is cloned in with the input it
+// takes its size from (Q's and K's sequence lengths), and a tensor that
+// only gives a size joins the kernel's inputs.
+// CHECK-LABEL: func @causal_dynamic_lengths
+// CHECK: fusion.kernel attention (%arg0, %arg1, %arg2) :
+// CHECK-NEXT: ^bb0(%[[Q:.+]]: tensor<2x4x?x64xbf16>, %[[K:.+]]: tensor<2x4x?x64xbf16>, %{{.+}}: tensor<2x4x?x64xbf16>):
+// CHECK-DAG: fusion.iota dimension = 1 size_of %[[K]][2] : tensor<2x4x?x64xbf16> -> tensor<1x?xf32>
+// CHECK-DAG: fusion.iota dimension = 0 size_of %[[Q]][2] : tensor<2x4x?x64xbf16> -> tensor<?x1xf32>
+// CHECK: fusion.yield
+// CHECK-NOT: fusion.iota
+// CHECK-LABEL: func @causal_rows_sized_by_another
+// CHECK: fusion.kernel attention (%arg1, %arg2, %arg3, %arg0) :
+// CHECK-NEXT: ^bb0({{.+}}, %[[N:.+]]: tensor<?xf32>):
+// CHECK: fusion.iota dimension = 0 size_of %[[N]][0] : tensor<?xf32> -> tensor<?x1xf32>
+func.func @causal_dynamic_lengths(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+  %row = fusion.iota dimension = 0 size_of %q[2] : tensor<2x4x?x64xbf16> -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %k[2] : tensor<2x4x?x64xbf16> -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<?x?xi1>, tensor<2x4x?x?xbf16>, tensor<bf16>) -> tensor<2x4x?x?xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x4x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+  return %o : tensor<2x4x?x64xbf16>
+}
+func.func @causal_rows_sized_by_another(%n: tensor<?xf32>, %q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+  %row = fusion.iota dimension = 0 size_of %n[0] : tensor<?xf32> -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %k[2] : tensor<2x4x?x64xbf16> -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<?x?xi1>, tensor<2x4x?x?xbf16>, tensor<bf16>) -> tensor<2x4x?x?xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x4x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+  return %o : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
 // Grouped-query heads (K and V of a head broadcast over a group of 4 query
 // heads), a dynamic sequence length, an additive mask, a tanh soft-cap and
 // a boolean mask applied by select; K^T given as it is.

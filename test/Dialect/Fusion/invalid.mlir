@@ -604,8 +604,43 @@ func.func @iota_1() {
 // -----
 
 func.func @iota_2() {
-  // expected-error @+1 {{needs a static shape: got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{needs a static shape, or dimension 1 alone dynamic with a source giving its size: got 'tensor<?x8xf32>'}}
   %0 = fusion.iota dimension = 1 : tensor<?x8xf32>
+  return
+}
+// -----
+
+func.func @iota_other_dimension_dynamic(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{needs a static shape, or dimension 1 alone dynamic with a source giving its size: got 'tensor<?x?xf32>'}}
+  %0 = fusion.iota dimension = 1 size_of %x[0] : tensor<?x8xf32> -> tensor<?x?xf32>
+  return
+}
+// -----
+
+func.func @iota_source_dimension_out_of_range(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{source dimension 2 is out of range for a source of rank 2}}
+  %0 = fusion.iota dimension = 0 size_of %x[2] : tensor<?x8xf32> -> tensor<?x1xf32>
+  return
+}
+// -----
+
+func.func @iota_size_differs_from_source(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{dimension 0 of the result must have the size of dimension 1 of the source: got 'tensor<?x1xf32>' and 'tensor<?x8xf32>'}}
+  %0 = fusion.iota dimension = 0 size_of %x[1] : tensor<?x8xf32> -> tensor<?x1xf32>
+  return
+}
+// -----
+
+func.func @iota_dynamic_bf16(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{positions of a dynamic size must be f32 (exact up to 2^24): got 'bf16'}}
+  %0 = fusion.iota dimension = 0 size_of %x[0] : tensor<?x8xf32> -> tensor<?x1xbf16>
+  return
+}
+// -----
+
+func.func @iota_source_dimension_alone(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{takes a source and its dimension together}}
+  %0 = "fusion.iota"() {dimension = 0 : i64, source_dimension = 0 : i64} : () -> tensor<4x1xf32>
   return
 }
 // -----

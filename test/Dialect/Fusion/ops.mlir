@@ -90,6 +90,16 @@ func.func @positions() -> tensor<128x128xi1> {
   return %3 : tensor<128x128xi1>
 }
 
+// CHECK-LABEL: func @positions_sized_by
+func.func @positions_sized_by(%q: tensor<2x?x64xbf16>, %k: tensor<2x?x64xbf16>) -> tensor<?x?xi1> {
+  // CHECK: fusion.iota dimension = 0 size_of %{{.+}}[1] : tensor<2x?x64xbf16> -> tensor<?x1xf32>
+  %0 = fusion.iota dimension = 0 size_of %q[1] : tensor<2x?x64xbf16> -> tensor<?x1xf32>
+  // CHECK: fusion.iota dimension = 1 size_of %{{.+}}[1] : tensor<2x?x64xbf16> -> tensor<1x?xf32>
+  %1 = fusion.iota dimension = 1 size_of %k[1] : tensor<2x?x64xbf16> -> tensor<1x?xf32>
+  %2 = fusion.cmp le, %1, %0 : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  return %2 : tensor<?x?xi1>
+}
+
 // CHECK-LABEL: func @convert_and_constant
 func.func @convert_and_constant(%x: tensor<?x4096xbf16>) -> tensor<?x4096xf32> {
   // CHECK: fusion.constant dense<9.99999997E-7> : tensor<f32>

@@ -9,7 +9,8 @@
 # bf16 with a boolean padding mask over ragged key lengths; the log-sum-exp
 # of the scores' rows as a second output (dynamic and static lengths); a
 # causal mask computed from positions (fusion.iota, no mask in memory),
-# queries the last rows of a longer key sequence, with its log-sum-exp; a
+# queries the last rows of a longer key sequence, with its log-sum-exp, and
+# at dynamic lengths (the positions sized by Q and K); a
 # bf16 bias converted and scaled in the program (that math joins the
 # kernel: the bias is read once as bf16).
 #
@@ -92,6 +93,19 @@ func.func @causal_positions(%q: tensor<2x2x24x32xbf16>, %k: tensor<2x2x40x32xbf1
   %o = fusion.matmul %p, %v : (tensor<2x2x24x40xbf16>, tensor<2x2x40x16xbf16>) -> tensor<2x2x24x16xbf16>
   return %o, %l : tensor<2x2x24x16xbf16>, tensor<2x2x24xbf16>
 }
+func.func @causal_dynamic(%q: tensor<2x2x?x32xbf16>, %k: tensor<2x2x?x32xbf16>, %v: tensor<2x2x?x16xbf16>) -> (tensor<2x2x?x16xbf16>, tensor<2x2x?xbf16>) {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x?x32xbf16> -> tensor<2x2x32x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x?x32xbf16>, tensor<2x2x32x?xbf16>) -> tensor<2x2x?x?xbf16>
+  %row = fusion.iota dimension = 0 size_of %q[2] : tensor<2x2x?x32xbf16> -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %k[2] : tensor<2x2x?x32xbf16> -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<?x?xi1>, tensor<2x2x?x?xbf16>, tensor<bf16>) -> tensor<2x2x?x?xbf16>
+  %l = fusion.logsumexp %m axis = 3 : tensor<2x2x?x?xbf16> -> tensor<2x2x?xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x2x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x2x?x?xbf16>, tensor<2x2x?x16xbf16>) -> tensor<2x2x?x16xbf16>
+  return %o, %l : tensor<2x2x?x16xbf16>, tensor<2x2x?xbf16>
+}
 func.func @bias_bf16(%q: tensor<2x2x24x32xbf16>, %kt: tensor<2x2x32x40xbf16>, %v: tensor<2x2x40x16xbf16>, %bias: tensor<2x2x24x40xbf16>) -> tensor<2x2x24x16xbf16> {
   %sb = fusion.matmul %q, %kt : (tensor<2x2x24x32xbf16>, tensor<2x2x32x40xbf16>) -> tensor<2x2x24x40xbf16>
   %s = fusion.convert %sb : tensor<2x2x24x40xbf16> to tensor<2x2x24x40xf32>
@@ -156,6 +170,15 @@ def causal_positions(q, k, v):
     return [softmax(s) @ f64(v), (top + np.log(np.exp(s - top).sum(-1, keepdims=True)))[..., 0]]
 
 
+def causal_dynamic(q, k, v):
+    # PyTorch's is_causal: each query row sees the keys up to its own
+    # position, whatever the two lengths.
+    seen = np.arange(k.shape[2])[None, :] <= np.arange(q.shape[2])[:, None]
+    s = np.where(seen, f64(q) @ np.swapaxes(f64(k), -1, -2), -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    return [softmax(s) @ f64(v), (top + np.log(np.exp(s - top).sum(-1, keepdims=True)))[..., 0]]
+
+
 def bias_bf16(q, kt, v, bias):
     s = f64(q) @ f64(kt) + 0.5 * f64(bias)
     return softmax(s) @ f64(v)
@@ -201,6 +224,12 @@ k = rng.uniform(-0.5, 0.5, (2, 2, 40, 32)).astype(bf16)
 v = rng.uniform(-1, 1, (2, 2, 40, 16)).astype(bf16)
 cases.append(("causal_positions", "causal_positions", (q, k, v), causal_positions(q, k, v),
               "bf16"))
+for queries, keys in ((1, 1), (5, 9), (24, 24), (33, 17)):
+    q = rng.uniform(-0.5, 0.5, (2, 2, queries, 32)).astype(bf16)
+    k = rng.uniform(-0.5, 0.5, (2, 2, keys, 32)).astype(bf16)
+    v = rng.uniform(-1, 1, (2, 2, keys, 16)).astype(bf16)
+    cases.append((f"causal_dynamic[{queries}x{keys}]", "causal_dynamic", (q, k, v),
+                  causal_dynamic(q, k, v), "bf16"))
 q = rng.uniform(-0.5, 0.5, (2, 2, 24, 32)).astype(bf16)
 kt = rng.uniform(-0.5, 0.5, (2, 2, 32, 40)).astype(bf16)
 v = rng.uniform(-1, 1, (2, 2, 40, 16)).astype(bf16)

@@ -1,8 +1,10 @@
 # Positions (fusion.iota) outside attention: a causal mask from positions
 # fused into a row softmax (no mask in memory), an iota returned alone (a
-# kernel with no inputs), positions in bf16 math, and a boolean mask of
-# positions returned. Fused and unfused, outputs poisoned, against numpy in
-# float64; the report counts no bytes for the positions.
+# kernel with no inputs), positions in bf16 math, a boolean mask of
+# positions returned, and positions of dynamic sizes (taken from a tensor
+# read anyway, or from one that only gives the size). Fused and unfused,
+# outputs poisoned, against numpy in float64; the report counts no bytes
+# for the positions, and the counters nothing read for a size alone.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -93,6 +95,64 @@ for fuse in (True, False):
     y, m = module.band(x)
     testing.check(f"{tag} band", y, np.where(near, x, 0.0), "f32", failures)
     testing.check(f"{tag} band mask", m, near, "i1", failures)
+
+# Positions of dynamic sizes, taken from a tensor that is read (the
+# softmax's rows) or only gives the size (the iota returned alone): the
+# counted traffic is the softmax's rows read and written, the positions
+# written, and nothing read for the size.
+dynamic = os.path.join(work_dir, "positions_dynamic.mlir")
+with open(dynamic, "w") as f:
+    f.write("""
+func.func @causal_softmax_dynamic(%x: tensor<2x?x?xf32>) -> tensor<2x?x?xf32> {
+  %row = fusion.iota dimension = 0 size_of %x[1] : tensor<2x?x?xf32> -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %x[2] : tensor<2x?x?xf32> -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF800000> : tensor<f32>
+  %m = fusion.select %seen, %x, %ninf : (tensor<?x?xi1>, tensor<2x?x?xf32>, tensor<f32>) -> tensor<2x?x?xf32>
+  %p = fusion.softmax %m axis = 2 : tensor<2x?x?xf32>
+  return %p : tensor<2x?x?xf32>
+}
+func.func @positions_of(%x: tensor<?x8xbf16>) -> tensor<?x1xf32> {
+  %0 = fusion.iota dimension = 0 size_of %x[0] : tensor<?x8xbf16> -> tensor<?x1xf32>
+  return %0 : tensor<?x1xf32>
+}
+""")
+for fuse in (True, False):
+    tag = "fused" if fuse else "unfused"
+    os.makedirs(os.path.join(work_dir, tag + "_dynamic"), exist_ok=True)
+    module = cpu.compile(dynamic, build_dir, fuse=fuse, count_traffic=fuse, debug=True,
+                         work_dir=os.path.join(work_dir, tag + "_dynamic"))
+    # The counters are numbered by kernel in module order.
+    kernels, first = {}, 0
+    if fuse:
+        for function in cpu.report(dynamic, build_dir, True)["functions"]:
+            count = len(function["kernel_list"])
+            kernels[function["name"]] = range(first, first + count)
+            first += count
+    for rows, keys in ((1, 1), (6, 6), (9, 4)):
+        x = rng.standard_normal((2, rows, keys)).astype(np.float32)
+        s = np.where(np.arange(keys)[None, :] <= np.arange(rows)[:, None], x.astype(np.float64),
+                     -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        if fuse:
+            module.reset_traffic()
+        (y,) = module.causal_softmax_dynamic(x)
+        testing.check(f"{tag} causal softmax {rows}x{keys}", y, e / e.sum(-1, keepdims=True),
+                      "f32", failures)
+        x = rng.standard_normal((rows * 3, 8)).astype(bf16)
+        (p,) = module.positions_of(x)
+        testing.check(f"{tag} positions of {rows * 3} rows", p,
+                      np.arange(rows * 3.0)[:, None], "f32", failures)
+        if fuse:
+            counted = [tuple(map(sum, zip(*(module.traffic(k) for k in kernels[name]))))
+                       for name in ("causal_softmax_dynamic", "positions_of")]
+            want = [(2 * rows * keys * 4, 2 * rows * keys * 4),
+                    (0, rows * 3 * 4)]
+            ok = counted == want
+            print(f"{'ok  ' if ok else 'FAIL'} traffic at {rows}x{keys}: counted {counted} "
+                  f"(read, written), expected {want}")
+            if not ok:
+                failures.append(f"traffic {rows}x{keys}")
 
 print(f"{len(failures)} failures: {failures}")
 sys.exit(1 if failures else 0)

@@ -1,17 +1,18 @@
-# torch.compile(backend="fusion") on the CPU: the backend's blocks (an MLP
-# with RMSNorm, attention projections with softmax, a LayerNorm+GELU block,
-# and multi-head attention, whose views run with PyTorch) at three sequence
-# lengths, and an in-place AdamW step, against the same code in float64
-# (f32, relative error: 1e-4 for blocks with products, summed in another
-# order; 1e-5 for the step). Also: Dynamo's dynamic sizes take one library
-# (the third length compiles nothing), both attention blocks' scores,
-# softmax and product form one attention kernel, a second process finds every library
-# in the disk cache, unsupported ops are listed in one log line and run with
-# PyTorch, a graph that writes its inputs and has an unsupported op runs
-# whole with PyTorch, gradients fall back to PyTorch, bf16 runs;
-# scaled_dot_product_attention (causal from positions, float and boolean
-# masks) is one attention kernel, and with dynamic lengths causal runs with
-# PyTorch.
+# torch.compile(backend="fusion") on the CPU: the backend's blocks
+# (torch_blocks.compile_blocks: MLPs, attention with its projections and
+# views, q/k/v split from one projection, grouped-query and rotary heads, a
+# Llama decoder layer with causal attention) at three sequence lengths,
+# every op compiled, and an in-place AdamW step, against the same code in
+# float64 (f32, relative error: 1e-4 for blocks with products, summed in
+# another order; 1e-5 for the step). Also: Dynamo's dynamic sizes take one
+# library (the third length compiles nothing), every attention block's
+# scores, softmax and product form one attention kernel, a second process
+# finds every library in the disk cache, unsupported ops are listed in one
+# log line and run with PyTorch, a graph that writes its inputs and has an
+# unsupported op runs whole with PyTorch, gradients fall back to PyTorch,
+# bf16 runs; scaled_dot_product_attention (causal from positions, float and
+# boolean masks) is one attention kernel, causal at dynamic lengths too
+# (queries and keys of different lengths).
 #
 # REQUIRES: torch-compile
 # RUN: rm -rf %t && mkdir -p %t
@@ -94,7 +95,7 @@ for name, module, make_inputs, tolerance in torch_blocks.compile_blocks():
         # Seq 8 static, seq 11 dynamic; seq 23 reuses the dynamic library.
         check(counts[2] == counts[1] > len(before),
               f"{name}: libraries after each length {counts} (from {len(before)}): the third compiled none")
-    if not child and "attention" in name:
+    if not child and ("attention" in name or "decoder" in name):
         # The scores, their softmax and the product with V: one kernel.
         kinds = set()
         for entry in set(libraries()) - set(before):
@@ -261,18 +262,32 @@ if not child:
               f"sdpa {label}: rel. error {error:.1e}, kernels {sorted(kinds)}, "
               f"fallbacks {[line for line in lines if 'run with PyTorch' in line]}")
 
-    # Causal with dynamic lengths (positions need static shapes): the
-    # attention runs with PyTorch, named in the log, and the result is right.
+    # Causal with dynamic lengths (the positions sized by Q and K): the
+    # first lengths static, then one library for every other length, queries
+    # and keys of different lengths included; one attention kernel each, no
+    # op left to PyTorch.
     torch._dynamo.reset()
-    q, k, v = randn(2, 4, 24, 16), randn(2, 4, 24, 16), randn(2, 4, 24, 8)
-    with torch.no_grad():
-        got = torch.compile(sdpa_causal, backend=backend, dynamic=True)(q, k, v)
-    error = relative_error(got, sdpa_causal(q.double(), k.double(), v.double()))
-    lines = log_lines()
-    check(error <= 1e-4 and any("scaled_dot_product_attention" in line and "run with PyTorch"
-                                in line for line in lines),
-          f"sdpa causal, dynamic lengths: rel. error {error:.1e}, runs with PyTorch: "
-          f"{[line for line in lines if 'run with PyTorch' in line]}")
+    before = libraries()
+    causal = torch.compile(sdpa_causal, backend=backend)
+    counts = []
+    for queries, keys in ((24, 24), (7, 19), (30, 5)):
+        q, k, v = randn(2, 4, queries, 16), randn(2, 4, keys, 16), randn(2, 4, keys, 8)
+        with torch.no_grad():
+            got = causal(q, k, v)
+        error = relative_error(got, sdpa_causal(q.double(), k.double(), v.double()))
+        lines = [line for line in log_lines() if "run with PyTorch" in line]
+        check(error <= 1e-4 and not lines,
+              f"sdpa causal, dynamic lengths {queries}x{keys}: rel. error {error:.1e}, "
+              f"fallbacks {lines}")
+        counts.append(len(libraries()))
+    kinds = set()
+    for entry in set(libraries()) - set(before):
+        report = cpu.report(os.path.join(cache, entry, "part.mlir"), build_dir)
+        kinds.update(k["kind"] for f in report["functions"] for k in f["kernel_list"])
+    # (The first library may be in the cache already: the static case above.)
+    check(counts[2] == counts[1] > counts[0] and kinds == {"attention"},
+          f"sdpa causal, dynamic lengths: libraries after each call {counts} (from "
+          f"{len(before)}), kernels {sorted(kinds)}")
 
     # A second process compiles nothing: every library is in the cache.
     before = libraries()

@@ -676,11 +676,12 @@ static std::optional<int64_t> splatInteger(Value value) {
 
 /// `value` as an axis of the scores (of rank `rank`) plus a constant: an
 /// iota along a dimension broadcast to that axis, or its sum with (or
-/// difference from) an integer, every value exact in its type.
+/// difference from) an integer, every value exact in its type (a dynamic
+/// extent is an f32 iota's, exact up to 2^24 positions: IotaOp).
 static std::optional<Position> asPosition(Value value, int64_t rank) {
   auto type = cast<RankedTensorType>(value.getType());
   auto element = dyn_cast<FloatType>(type.getElementType());
-  if (!element || !type.hasStaticShape())
+  if (!element || (!type.hasStaticShape() && !element.isF32()))
     return std::nullopt;
   int64_t exact = int64_t(1) << element.getFPMantissaWidth();
   std::optional<Position> position;
@@ -787,7 +788,9 @@ static SmallVector<BlockArgument> scoreInputsOf(AttentionKernelShape shape) {
         found.insert(arg);
       continue;
     }
-    llvm::append_range(work, value.getDefiningOp()->getOperands());
+    // An iota reads its source's size, never its elements.
+    if (!value.getDefiningOp<IotaOp>())
+      llvm::append_range(work, value.getDefiningOp()->getOperands());
   }
   return found.takeVector();
 }

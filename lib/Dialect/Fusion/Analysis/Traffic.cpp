@@ -120,9 +120,13 @@ static ByteCount readsOf(ValueRange values) {
 }
 
 /// The bytes a kernel reads of an input bound to `arg`: all of it, unless
-/// the input is only sliced, in which case the slices (at most all of it).
+/// the input is only sliced, in which case the slices (at most all of it),
+/// or only gives iotas their size (none of it).
 static ByteCount readOfArgument(BlockArgument arg, Value input) {
   ByteCount whole = ByteCount::ofType(input.getType());
+  if (!arg.use_empty() &&
+      llvm::all_of(arg.getUsers(), [](Operation *u) { return isa<IotaOp>(u); }))
+    return ByteCount();
   if (arg.use_empty() || !llvm::all_of(arg.getUsers(), [](Operation *u) {
         return isa<SliceOp>(u);
       }))

@@ -142,6 +142,24 @@ static void printElementwiseTypes(OpAsmPrinter &printer, Operation *, Type lhs,
   printer << "(" << lhs << ", " << rhs << ") -> " << result;
 }
 
+/// An iota's types: `: R` without a source, `: S -> R` with one.
+static ParseResult
+parseIotaTypes(OpAsmParser &parser,
+               std::optional<OpAsmParser::UnresolvedOperand> source,
+               Type &sourceType, Type &result) {
+  if (!source)
+    return parser.parseType(result);
+  return failure(parser.parseType(sourceType) || parser.parseArrow() ||
+                 parser.parseType(result));
+}
+
+static void printIotaTypes(OpAsmPrinter &printer, Operation *, Value source,
+                           Type sourceType, Type result) {
+  if (source)
+    printer << sourceType << " -> ";
+  printer << result;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//
@@ -172,21 +190,53 @@ LogicalResult SelectOp::verify() {
 
 LogicalResult IotaOp::verify() {
   auto type = cast<RankedTensorType>(getType());
-  if (static_cast<int64_t>(getDimension()) >= type.getRank())
+  int64_t dim = getDimension();
+  if (dim >= type.getRank())
     return emitOpError("dimension ")
-           << getDimension() << " is out of range for a result of rank "
-           << type.getRank();
-  if (!type.hasStaticShape())
-    return emitOpError("needs a static shape: got ") << type;
-  // Integers below 2^precision are exact.
+           << dim << " is out of range for a result of rank " << type.getRank();
+  if (static_cast<bool>(getSource()) != getSourceDimension().has_value())
+    return emitOpError("takes a source and its dimension together");
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d) && (d != dim || !getSource()))
+      return emitOpError("needs a static shape, or dimension ")
+             << dim << " alone dynamic with a source giving its size: got "
+             << type;
   auto element = cast<FloatType>(type.getElementType());
+  if (getSource()) {
+    auto sourceType = cast<RankedTensorType>(getSource().getType());
+    int64_t sourceDim = *getSourceDimension();
+    if (sourceDim >= sourceType.getRank())
+      return emitOpError("source dimension ")
+             << sourceDim << " is out of range for a source of rank "
+             << sourceType.getRank();
+    if (type.getDimSize(dim) != sourceType.getDimSize(sourceDim))
+      return emitOpError("dimension ")
+             << dim << " of the result must have the size of dimension "
+             << sourceDim << " of the source: got " << type << " and "
+             << sourceType;
+    if (type.isDynamicDim(dim) && !element.isF32())
+      return emitOpError("positions of a dynamic size must be f32 (exact up "
+                         "to 2^24): got ")
+             << element;
+    if (type.isDynamicDim(dim))
+      return success();
+  }
+  // Integers below 2^precision are exact.
   int64_t exact = int64_t(1) << element.getFPMantissaWidth();
-  if (type.getDimSize(getDimension()) > exact)
+  if (type.getDimSize(dim) > exact)
     return emitOpError("positions along dimension ")
-           << getDimension() << " (" << type.getDimSize(getDimension())
-           << ") are not all exact in " << element << " (at most " << exact
-           << ")";
+           << dim << " (" << type.getDimSize(dim) << ") are not all exact in "
+           << element << " (at most " << exact << ")";
   return success();
+}
+
+/// A static shape needs no source: dropped in place.
+OpFoldResult IotaOp::fold(FoldAdaptor) {
+  if (!getSource() || !getType().hasStaticShape())
+    return {};
+  getSourceMutable().clear();
+  removeSourceDimensionAttr();
+  return getResult();
 }
 
 LogicalResult ConvertOp::verify() {
@@ -337,6 +387,9 @@ SmallVector<std::pair<DimRef, DimRef>> fusion::getEqualDims(Operation *op) {
   } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
     for (auto [j, i] : llvm::enumerate(transpose.getPermutation()))
       same(transpose.getX(), i, j);
+  } else if (auto iota = dyn_cast<IotaOp>(op)) {
+    if (Value source = iota.getSource())
+      same(source, *iota.getSourceDimension(), iota.getDimension());
   } else if (auto concat = dyn_cast<ConcatOp>(op)) {
     for (Value input : concat.getInputs())
       for (int64_t d = 0, e = resultShape.size(); d < e; ++d)

@@ -224,13 +224,15 @@ bool isIndexMath(Value value, int depth) {
                       [&](Value v) { return isIndexMath(v, depth - 1); });
 }
 
-/// Appends the ops computing index math `value`, operands first, each once.
+/// Appends the ops computing index math `value`, operands first, each once
+/// (an iota's source, whose size alone it reads, is not index math).
 void collectIndexMath(Value value, llvm::SetVector<Operation *> &ops) {
   Operation *op = value.getDefiningOp();
   if (ops.contains(op))
     return;
-  for (Value operand : op->getOperands())
-    collectIndexMath(operand, ops);
+  if (!isa<IotaOp>(op))
+    for (Value operand : op->getOperands())
+      collectIndexMath(operand, ops);
   ops.insert(op);
 }
 
@@ -251,8 +253,9 @@ void inlineKernel(KernelOp kernel) {
 /// Replaces the ops of `attention` by one attention kernel at the output's
 /// place: its inputs are Q, K (or K^T), V, then the other operands from
 /// outside in program order (splat constants and index math are cloned
-/// in); its results are the output product's and the log-sum-exp's, if
-/// any.
+/// in, with the source an iota takes its size from: Q or K where the
+/// program takes the sequence lengths from them); its results are the
+/// output product's and the log-sum-exp's, if any.
 KernelOp formKernel(const Attention &attention) {
   llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
                                             attention.ops.end());
@@ -270,6 +273,17 @@ KernelOp formKernel(const Attention &attention) {
   for (Operation *op : attention.ops)
     for (Value operand : op->getOperands())
       addInput(operand);
+  llvm::SetVector<Operation *> indexMath;
+  for (Operation *op : attention.ops)
+    for (Value operand : op->getOperands())
+      if (!inside.contains(operand.getDefiningOp()) && isIndexMath(operand))
+        collectIndexMath(operand, indexMath);
+  for (Operation *op : indexMath)
+    if (auto iota = dyn_cast<IotaOp>(op);
+        iota && iota.getSource() &&
+        !inside.contains(iota.getSource().getDefiningOp()) &&
+        !llvm::is_contained(inputs, iota.getSource()))
+      inputs.push_back(iota.getSource());
 
   OpBuilder builder(output);
   SmallVector<Location> locations = llvm::map_to_vector(

@@ -241,22 +241,37 @@ def Fusion_IotaOp : Fusion_Op<"iota", [Pure]> {
     floats. It reads no memory: fused kernels compute it where it is used,
     so masks built from positions (a causal mask: key <= query) cost no
     traffic, and an attention kernel sees its mask as a predicate of the
-    indices (blocks it empties are skipped). The shape is static, and every
-    index is exact in the element type (at most 2^24 positions in f32,
-    2^11 in f16, 2^8 in bf16); shapes of 1 broadcast as usual.
+    indices (blocks it empties are skipped). Every index is exact in the
+    element type (at most 2^24 positions in f32, 2^11 in f16, 2^8 in bf16);
+    shapes of 1 broadcast as usual.
 
-    Example (the causal mask of 128 queries and 128 keys):
+    The shape is static, or `dimension` alone is dynamic and has the size
+    of dimension `source_dimension` of `source` (a sequence length taken
+    from the queries or keys): only that size is read, never the elements.
+    A dynamic iota is f32, its positions exact up to 2^24.
+
+    Example (the causal mask of 128 queries and 128 keys, then of any
+    number of each):
 
     ```mlir
     %q = fusion.iota dimension = 0 : tensor<128x1xf32>
     %k = fusion.iota dimension = 1 : tensor<1x128xf32>
     %m = fusion.cmp le, %k, %q : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+
+    %row = fusion.iota dimension = 0 size_of %queries[2] : tensor<2x16x?x64xbf16> -> tensor<?x1xf32>
+    %key = fusion.iota dimension = 1 size_of %keys[2] : tensor<2x16x?x64xbf16> -> tensor<1x?xf32>
     ```
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dimension);
+  let arguments = (ins Optional<Fusion_AnyTensor>:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dimension,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$source_dimension);
   let results = (outs Fusion_FloatTensor:$result);
-  let assemblyFormat = "`dimension` `=` $dimension attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    `dimension` `=` $dimension (`size_of` $source^ `[` $source_dimension `]`)?
+    attr-dict `:` custom<IotaTypes>(ref($source), type($source), type($result))
+  }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
