@@ -11,9 +11,12 @@ and under torch.compile. bf16, batch 2, 16 heads, preallocated outputs,
 median of triton.testing.do_bench; TFLOP/s counts the two products
 (4 B H Sq Sk D). Candidate builds attention_prefill.variant.<label>.so,
 where present, are checked and timed beside it. Prints a table last and
-writes attention_prefill.json into $OUT. Causal programs (the mask from positions, fusion.iota, so that
-blocks past a row block's last key are skipped) are static-shaped, one
-function per length, beside SDPA with is_causal.
+writes attention_prefill.json into $OUT. Causal programs (the mask from
+positions, fusion.iota, so that blocks past a row block's last key are
+skipped): one static-shaped function per length, and one for every length
+(prefill_causal_dynamic, the positions sized by Q and K: checked at the
+same lengths, timed as fusion_dynamic_lengths), beside SDPA with
+is_causal.
 
     python3 attention_prefill.py            # on the GPU machine, from the bundle
     python3 attention_prefill.py --checks   # the checks only (for compute-sanitizer)
@@ -185,6 +188,35 @@ func.func @{causal_name(sq, sk, offset)}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
 """
 
 
+# PyTorch's is_causal in one function for every (Sq, Sk): the positions
+# sized by Q's and K's lengths.
+CAUSAL_DYNAMIC = "prefill_causal_dynamic"
+
+
+def _causal_dynamic(dim=128):
+    q = kv = f"tensor<{BATCH}x{HEADS}x?x{dim}xbf16>"
+    kt = f"tensor<{BATCH}x{HEADS}x{dim}x?xbf16>"
+    s = f"tensor<{BATCH}x{HEADS}x?x?x"
+    return f"""
+func.func @{CAUSAL_DYNAMIC}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {kv} -> {kt}
+  %s = fusion.matmul %q, %kt : ({q}, {kt}) -> {s}bf16>
+  %sf = fusion.convert %s : {s}bf16> to {s}f32>
+  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %t = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
+  %tb = fusion.convert %t : {s}f32> to {s}bf16>
+  %row = fusion.iota dimension = 0 size_of %q[2] : {q} -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %k[2] : {kv} -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %tb, %ninf : (tensor<?x?xi1>, {s}bf16>, tensor<bf16>) -> {s}bf16>
+  %p = fusion.softmax %m axis = 3 : {s}bf16>
+  %o = fusion.matmul %p, %v : ({s}bf16>, {kv}) -> {q}
+  return %o : {q}
+}}
+"""
+
+
 BENCH_LENGTHS = (1024, 4096, 16384)
 CAUSAL_CHECKS = tuple((sq, sk, 0) for sq, sk in CHECK_LENGTHS) + ((100, 3000, 2900),
                                                                   (300, 1000, 700))
@@ -194,7 +226,7 @@ MODULE = "".join(
     _attention(name, dim, math(dim),
                extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
     for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + _OWN_BIAS + _HEADS_BIAS + "".join(
-        _causal(*case) for case in CAUSAL)
+        _causal(*case) for case in CAUSAL) + _causal_dynamic()
 
 
 
@@ -318,6 +350,22 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
             err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
             record(f"{label + ' ' if label else ''}{name} seed={seed}", err <= TOLERANCE,
                    f"rel.err {err:.1e}")
+    # The dynamic-length function at every checked (Sq, Sk) (offset 0).
+    dynamic_checks = [(sq, sk) for sq, sk, offset in causal_checks if offset == 0]
+    for (label, build), (sq, sk) in (
+            (b, c) for b in checked_builds.items() for c in dynamic_checks):
+        if CAUSAL_DYNAMIC not in build.functions:
+            continue
+        for seed in (1, 2):
+            args = inputs("prefill", sq, sk, 1000 * sq + sk + seed + 7)
+            out = torch.full_like(args[0], float("nan"))
+            build.functions[CAUSAL_DYNAMIC](*args, outputs=[out])
+            torch.cuda.synchronize()
+            ref = causal_reference(*args, 0)
+            o = out.double()
+            err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
+            record(f"{label + ' ' if label else ''}{CAUSAL_DYNAMIC} q={sq} k={sk} seed={seed}",
+                   err <= TOLERANCE, f"rel.err {err:.1e}")
 
     if checks_only:
         print("\n".join(lines))
@@ -402,6 +450,9 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
         q, k, v = args = inputs("prefill", length, length, 7)
         out = [torch.empty_like(q)]
         row = fusion_times(name, args, out)
+        if CAUSAL_DYNAMIC in fused.functions:
+            row["fusion_dynamic_lengths"] = median_us(
+                lambda: fused.functions[CAUSAL_DYNAMIC](*args, outputs=out))
         if peers and length <= 4096:
             row["eager"] = median_us(lambda: causal_eager(*args))
             row["torch.compile"] = median_us(lambda: causal_compiled(*args))
