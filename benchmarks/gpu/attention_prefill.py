@@ -402,6 +402,10 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
         if name not in PROGRAMS or name == "prefill_lse":
             continue  # checked above; timed as `prefill`, causal below
         eager = eager_fn(name)
+        # Every program's eager function is one code object to Dynamo: a
+        # fresh cache each, or past its recompile limit (8) torch.compile
+        # silently runs eager.
+        torch._dynamo.reset()
         compiled = torch.compile(eager) if peers else None
         dim = PROGRAMS[name][0]
         for length in lengths:
