@@ -376,26 +376,29 @@ def adamw_step(p, g, m, v, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_dec
     return p
 
 
-def compile_blocks(d=64, batch=2):
+def compile_blocks(d=64, batch=2, heads=4):
     """(name, module, make_inputs(seq), tolerance) of the backend's test
     blocks with fresh random parameters; make_inputs gives f32 CPU tensors
-    of `batch` sequences; tolerances are relative (f32; the blocks with
-    products sum in another order)."""
+    of `batch` sequences; the attention blocks have `heads` heads (half as
+    many K and V heads where grouped); tolerances are relative (f32; the
+    blocks with products sum in another order)."""
+    kv_heads = max(1, heads // 2)
     blocks = [
         ("rmsnorm_mlp", RMSNormMLP(d, 3 * d), lambda s: (randn(batch, s, d),), 1e-4),
         ("attention_projections", AttentionProjections(d), lambda s: (randn(batch, s, d),), 1e-4),
         ("layernorm_gelu_block", LayerNormGeluBlock(d, 2 * d), lambda s: (randn(batch, s, d),), 1e-4),
-        ("multi_head_attention", MultiHeadAttention(d, 4), lambda s: (randn(batch, s, d),), 1e-4),
-        ("fused_projection_attention", FusedProjectionAttention(d, 4),
+        ("multi_head_attention", MultiHeadAttention(d, heads), lambda s: (randn(batch, s, d),), 1e-4),
+        ("fused_projection_attention", FusedProjectionAttention(d, heads),
          lambda s: (randn(batch, s, d),), 1e-4),
         ("gated_halves_mlp", GatedHalvesMLP(d, 2 * d), lambda s: (randn(batch, s, d),), 1e-4),
-        ("grouped_query_attention", GroupedQueryAttention(d, 4, 2),
+        ("grouped_query_attention", GroupedQueryAttention(d, heads, kv_heads),
          lambda s: (randn(batch, s, d),), 1e-4),
-        ("rotary_attention", RotaryAttention(d, 4), lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
-        ("interleaved_rotary_attention", RotaryAttention(d, 4, rotate_every_two),
-         lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
-        ("llama_decoder_block", LlamaDecoderBlock(d, 4, 2, 3 * d),
-         lambda s: rotary_inputs(batch, s, d, 4), 1e-4),
+        ("rotary_attention", RotaryAttention(d, heads),
+         lambda s: rotary_inputs(batch, s, d, heads), 1e-4),
+        ("interleaved_rotary_attention", RotaryAttention(d, heads, rotate_every_two),
+         lambda s: rotary_inputs(batch, s, d, heads), 1e-4),
+        ("llama_decoder_block", LlamaDecoderBlock(d, heads, kv_heads, 3 * d),
+         lambda s: rotary_inputs(batch, s, d, heads), 1e-4),
     ]
     for block in blocks:
         for p in block[1].parameters():
