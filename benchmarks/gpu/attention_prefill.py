@@ -37,18 +37,30 @@ CAP = 30.0
 def _attention(name, dim, body, extra_args="", extra_types=""):
     t = f"tensor<{BATCH}x{HEADS}x?x{dim}xbf16>"
     s = f"tensor<{BATCH}x{HEADS}x?x?x"
+    # The softmax in bf16, or (as fx spells scaled_dot_product_attention)
+    # in f32 with the probabilities converted for the product.
+    if name in F32_SOFTMAX:
+        softmax = f"""  %pf = fusion.softmax %t axis = 3 : {s}f32>
+  %p = fusion.convert %pf : {s}f32> to {s}bf16>"""
+    else:
+        softmax = f"""  %tb = fusion.convert %t : {s}f32> to {s}bf16>
+  %p = fusion.softmax %tb axis = 3 : {s}bf16>"""
     return f"""
 func.func @{name}(%q: {t}, %k: {t}, %v: {t}{extra_args}) -> {t} {{
   %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {t} -> tensor<{BATCH}x{HEADS}x{dim}x?xbf16>
   %s = fusion.matmul %q, %kt : ({t}, tensor<{BATCH}x{HEADS}x{dim}x?xbf16>) -> {s}bf16>
   %sf = fusion.convert %s : {s}bf16> to {s}f32>
 {body}
-  %tb = fusion.convert %t : {s}f32> to {s}bf16>
-  %p = fusion.softmax %tb axis = 3 : {s}bf16>
+{softmax}
   %o = fusion.matmul %p, %v : ({s}bf16>, {t}) -> {t}
   return %o : {t}
 }}
 """
+
+
+# Programs spelled as fx imports scaled_dot_product_attention: the scores
+# rounded once (the product's type), the softmax in f32.
+F32_SOFTMAX = {"prefill_f32_softmax"}
 
 
 def _scaled(dim):
@@ -97,6 +109,7 @@ PROGRAMS = {
     "prefill_d64": (64, _scaled),
     "prefill_softcap": (128, _softcap),
     "prefill_bias": (128, _bias),
+    "prefill_f32_softmax": (128, _scaled),
 }
 
 # Grouped-query heads: KV_HEADS heads of K and V, each read by a group of
@@ -421,7 +434,7 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
             if peers and length <= 4096:
                 row["eager"] = median_us(lambda: eager(*args))
                 row["torch.compile"] = median_us(lambda: compiled(*args))
-            if name in ("prefill", "prefill_d64"):
+            if name in ("prefill", "prefill_d64", "prefill_f32_softmax"):
                 row["sdpa"] = median_us(
                     lambda: F.scaled_dot_product_attention(q, k, v, scale=dim ** -0.5))
             elif name == "prefill_gqa":

@@ -542,10 +542,11 @@ class _Emitter:
     def attention(self, q, k, v, mask=None, causal=False, scale=None):
         """F.scaled_dot_product_attention as the ops fusion-fuse-attention
         makes one kernel of: the scores Q K^T (in Q's type, the product's),
-        scaled in f32 with a float mask added there, back in Q's type, a
-        boolean mask and the causal one (key <= query position, from
-        fusion.iota: the kernel skips the key blocks it empties) as selects
-        of -inf, the softmax over the keys and its product with V."""
+        scaled in f32 with a float mask added there, a boolean mask and the
+        causal one (key <= query position, from fusion.iota: the kernel
+        skips the key blocks it empties) as selects of -inf, the softmax
+        over the keys in f32, the probabilities rounded once to V's type
+        (as FlashAttention does), and their product with V."""
         if not (len(q[1]) >= 2 and q[2] == k[2] == v[2] and q[2] in self._MINUS_INF):
             raise UnsupportedOpError("scaled_dot_product_attention needs Q, K and V of one "
                                      "float dtype")
@@ -561,7 +562,6 @@ class _Emitter:
                          self.scalar(scale, torch.float32))
         if mask is not None and mask[2] != torch.bool:
             t = self.combine("add", t, self.convert(mask, torch.float32))
-        t = self.convert(t, dtype)
         keep = [mask] if mask is not None and mask[2] == torch.bool else []
         if causal:
             row = self.position(q, len(q[1]) - 2, 0)
@@ -571,15 +571,15 @@ class _Emitter:
                                   f"{self.type_of(row)}) -> {_tensor_type(shape, torch.bool)}",
                                   shape, torch.bool))
         for m in keep:
-            ninf = self.emit(f"fusion.constant dense<{self._MINUS_INF[dtype]}> : "
-                             f"tensor<{_ELEMENT[dtype]}>", (), dtype)
+            ninf = self.emit(f"fusion.constant dense<{self._MINUS_INF[torch.float32]}> : "
+                             f"tensor<f32>", (), torch.float32)
             shape = self.broadcast_shape(m[1], t[1])
             t = self.emit(f"fusion.select {m[0]}, {t[0]}, {ninf[0]} : ({self.type_of(m)}, "
-                          f"{self.type_of(t)}, {self.type_of(ninf)}) -> {_tensor_type(shape, dtype)}",
-                          shape, dtype)
+                          f"{self.type_of(t)}, {self.type_of(ninf)}) -> "
+                          f"{_tensor_type(shape, torch.float32)}", shape, torch.float32)
         p = self.emit(f"fusion.softmax {t[0]} axis = {len(t[1]) - 1} : {self.type_of(t)}",
-                      t[1], dtype)
-        return self.matmul(p, v)
+                      t[1], torch.float32)
+        return self.matmul(self.convert(p, dtype), v)
 
     # -- nodes -------------------------------------------------------------
     def node(self, node):

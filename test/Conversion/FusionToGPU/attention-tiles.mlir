@@ -315,6 +315,34 @@ func.func @prefill_causal_dynamic(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64
 
 // -----
 
+// The softmax over f32 scores and its probabilities' convert to V's type
+// (fx's spelling): the same kernel, the probabilities rounded to bf16 for
+// P V as always.
+// CHECK-LABEL: func.func @prefill_f32_softmax
+// CHECK: gpu.launch
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: llvm.nvvm.ex2.approx
+// CHECK: arith.truncf %{{.+}} : vector<2xf32> to vector<2xbf16>
+// CHECK: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32.bf16.bf16
+// CHECK: return
+func.func @prefill_f32_softmax(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_f32_softmax_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %sf = fusion.convert %s : tensor<2x4x?x?xbf16> to tensor<2x4x?x?xf32>
+    %scale = fusion.constant dense<0.125> : tensor<f32>
+    %t = fusion.mul %sf, %scale : (tensor<2x4x?x?xf32>, tensor<f32>) -> tensor<2x4x?x?xf32>
+    %p = fusion.softmax %t axis = 3 : tensor<2x4x?x?xf32>
+    %pb = fusion.convert %p : tensor<2x4x?x?xf32> to tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %pb, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    fusion.yield %o : tensor<2x4x?x64xbf16>
+  }
+  return %0 : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
 // Keys seen from row + 128 on (a lower bound) is no key limit: the
 // positions are compared per score, and no tile is skipped.
 // CHECK-LABEL: func.func @prefill_anticausal

@@ -76,6 +76,31 @@ func.func @causal_mask_read_elsewhere(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x
 
 // -----
 
+// The softmax over f32 scores, its probabilities converted to V's type for
+// the product (fx's spelling of scaled_dot_product_attention): the convert
+// joins the kernel.
+// CHECK-LABEL: func @f32_softmax
+// CHECK: %[[O:.+]] = fusion.kernel attention (%arg0, %arg1, %arg2) :
+// CHECK: %[[P:.+]] = fusion.softmax %{{.+}} axis = 3 : tensor<2x4x128x128xf32>
+// CHECK: %[[PB:.+]] = fusion.convert %[[P]] : tensor<2x4x128x128xf32> to tensor<2x4x128x128xbf16>
+// CHECK: %[[OUT:.+]] = fusion.matmul %[[PB]], %{{.+}}
+// CHECK: fusion.yield %[[OUT]]
+// CHECK-NOT: fusion.convert
+// CHECK: return %[[O]]
+func.func @f32_softmax(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x128x64xbf16> -> tensor<2x4x64x128xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x128x64xbf16>, tensor<2x4x64x128xbf16>) -> tensor<2x4x128x128xbf16>
+  %sf = fusion.convert %s : tensor<2x4x128x128xbf16> to tensor<2x4x128x128xf32>
+  %c = fusion.constant dense<0.088388> : tensor<f32>
+  %t = fusion.mul %sf, %c : (tensor<2x4x128x128xf32>, tensor<f32>) -> tensor<2x4x128x128xf32>
+  %p = fusion.softmax %t axis = 3 : tensor<2x4x128x128xf32>
+  %pb = fusion.convert %p : tensor<2x4x128x128xf32> to tensor<2x4x128x128xbf16>
+  %o = fusion.matmul %pb, %v : (tensor<2x4x128x128xbf16>, tensor<2x4x128x64xbf16>) -> tensor<2x4x128x64xbf16>
+  return %o : tensor<2x4x128x64xbf16>
+}
+
+// -----
+
 // Positions of dynamic sizes: each iota is cloned in with the input it
 // takes its size from (Q's and K's sequence lengths), and a tensor that
 // only gives a size joins the kernel's inputs.

@@ -10,7 +10,8 @@
 # of the scores' rows as a second output (dynamic and static lengths); a
 # causal mask computed from positions (fusion.iota, no mask in memory),
 # queries the last rows of a longer key sequence, with its log-sum-exp, and
-# at dynamic lengths (the positions sized by Q and K); a
+# at dynamic lengths (the positions sized by Q and K, the softmax in f32 and
+# the probabilities converted for the product, as fx spells it); a
 # bf16 bias converted and scaled in the program (that math joins the
 # kernel: the bias is read once as bf16).
 #
@@ -93,18 +94,20 @@ func.func @causal_positions(%q: tensor<2x2x24x32xbf16>, %k: tensor<2x2x40x32xbf1
   %o = fusion.matmul %p, %v : (tensor<2x2x24x40xbf16>, tensor<2x2x40x16xbf16>) -> tensor<2x2x24x16xbf16>
   return %o, %l : tensor<2x2x24x16xbf16>, tensor<2x2x24xbf16>
 }
-func.func @causal_dynamic(%q: tensor<2x2x?x32xbf16>, %k: tensor<2x2x?x32xbf16>, %v: tensor<2x2x?x16xbf16>) -> (tensor<2x2x?x16xbf16>, tensor<2x2x?xbf16>) {
+func.func @causal_dynamic(%q: tensor<2x2x?x32xbf16>, %k: tensor<2x2x?x32xbf16>, %v: tensor<2x2x?x16xbf16>) -> (tensor<2x2x?x16xbf16>, tensor<2x2x?xf32>) {
   %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x?x32xbf16> -> tensor<2x2x32x?xbf16>
   %s = fusion.matmul %q, %kt : (tensor<2x2x?x32xbf16>, tensor<2x2x32x?xbf16>) -> tensor<2x2x?x?xbf16>
   %row = fusion.iota dimension = 0 size_of %q[2] : tensor<2x2x?x32xbf16> -> tensor<?x1xf32>
   %key = fusion.iota dimension = 1 size_of %k[2] : tensor<2x2x?x32xbf16> -> tensor<1x?xf32>
   %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
-  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
-  %m = fusion.select %seen, %s, %ninf : (tensor<?x?xi1>, tensor<2x2x?x?xbf16>, tensor<bf16>) -> tensor<2x2x?x?xbf16>
-  %l = fusion.logsumexp %m axis = 3 : tensor<2x2x?x?xbf16> -> tensor<2x2x?xbf16>
-  %p = fusion.softmax %m axis = 3 : tensor<2x2x?x?xbf16>
+  %sf = fusion.convert %s : tensor<2x2x?x?xbf16> to tensor<2x2x?x?xf32>
+  %ninf = fusion.constant dense<0xFF800000> : tensor<f32>
+  %m = fusion.select %seen, %sf, %ninf : (tensor<?x?xi1>, tensor<2x2x?x?xf32>, tensor<f32>) -> tensor<2x2x?x?xf32>
+  %l = fusion.logsumexp %m axis = 3 : tensor<2x2x?x?xf32> -> tensor<2x2x?xf32>
+  %pf = fusion.softmax %m axis = 3 : tensor<2x2x?x?xf32>
+  %p = fusion.convert %pf : tensor<2x2x?x?xf32> to tensor<2x2x?x?xbf16>
   %o = fusion.matmul %p, %v : (tensor<2x2x?x?xbf16>, tensor<2x2x?x16xbf16>) -> tensor<2x2x?x16xbf16>
-  return %o, %l : tensor<2x2x?x16xbf16>, tensor<2x2x?xbf16>
+  return %o, %l : tensor<2x2x?x16xbf16>, tensor<2x2x?xf32>
 }
 func.func @bias_bf16(%q: tensor<2x2x24x32xbf16>, %kt: tensor<2x2x32x40xbf16>, %v: tensor<2x2x40x16xbf16>, %bias: tensor<2x2x24x40xbf16>) -> tensor<2x2x24x16xbf16> {
   %sb = fusion.matmul %q, %kt : (tensor<2x2x24x32xbf16>, tensor<2x2x32x40xbf16>) -> tensor<2x2x24x40xbf16>

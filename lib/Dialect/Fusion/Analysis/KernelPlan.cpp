@@ -809,10 +809,16 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
           "two";
     return failure();
   }
-  shape.softmax = shape.output.getA().getDefiningOp<SoftmaxOp>();
+  // The probabilities, or their convert to V's type (a softmax over f32
+  // scores, rounded once for the product, as FlashAttention does).
+  Value probabilities = shape.output.getA();
+  if (auto convert = probabilities.getDefiningOp<ConvertOp>())
+    probabilities = convert.getX();
+  shape.softmax = probabilities.getDefiningOp<SoftmaxOp>();
   shape.values = dyn_cast<BlockArgument>(shape.output.getB());
   if (!shape.softmax || !shape.values) {
-    why = "the output is not the softmax's product with an input (V)";
+    why = "the output is not the softmax's product (or its convert's) with "
+          "an input (V)";
     return failure();
   }
   if (results.size() == 2) {

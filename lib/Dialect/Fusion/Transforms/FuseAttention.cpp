@@ -28,8 +28,9 @@ namespace {
 
 /// The ops of one attention, in program order: [transpose of K], the scores'
 /// product, the math on the scores and on its other inputs, the softmax,
-/// [the log-sum-exp of the scores' rows], the output's product; and K as
-/// the kernel reads it (K^T, or K when its transpose joins).
+/// [the log-sum-exp of the scores' rows], [the probabilities' convert to
+/// V's type], the output's product; and K as the kernel reads it (K^T, or K
+/// when its transpose joins).
 struct Attention {
   SmallVector<Operation *> ops;
   MatmulOp scores, output;
@@ -149,11 +150,16 @@ void collectInputMath(ArrayRef<Operation *> math,
 /// softmax neither reads nor feeds a product (not a candidate).
 FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   Value probabilities = softmax.getResult();
-  auto output = probabilities.hasOneUse()
-                    ? dyn_cast<MatmulOp>(*probabilities.user_begin())
-                    : MatmulOp();
+  // Or their convert to V's type: a softmax over f32 scores, the
+  // probabilities rounded once for the product (as FlashAttention does).
+  ConvertOp rounded = probabilities.hasOneUse()
+                          ? dyn_cast<ConvertOp>(*probabilities.user_begin())
+                          : ConvertOp();
+  Value read = rounded ? rounded.getResult() : probabilities;
+  auto output =
+      read.hasOneUse() ? dyn_cast<MatmulOp>(*read.user_begin()) : MatmulOp();
   bool feedsProduct = llvm::any_of(
-      probabilities.getUsers(), [](Operation *u) { return isa<MatmulOp>(u); });
+      read.getUsers(), [](Operation *u) { return isa<MatmulOp>(u); });
   // A log-sum-exp over the keys of what the softmax reads.
   int64_t rank = shapeOf(probabilities).size();
   LogSumExpOp logSumExp;
@@ -182,7 +188,7 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   if (!output)
     return refuse("the probabilities are read by something other than one "
                   "product");
-  if (output.getA() != probabilities)
+  if (output.getA() != read)
     return refuse("the probabilities are not the left operand of the "
                   "product");
   // The kernel takes the output's place: what reads the log-sum-exp comes
@@ -203,6 +209,8 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   attention.ops.push_back(softmax);
   if (logSumExp)
     attention.ops.push_back(logSumExp);
+  if (rounded)
+    attention.ops.push_back(rounded);
   attention.ops.push_back(output);
   collectInputMath(math, attention.ops);
   attention.scores = *scores;
