@@ -237,6 +237,20 @@ func.func @concat_column_sum(%a: tensor<?x8xf32>, %b: tensor<?x20xf32>) -> tenso
   %s = fusion.reduce_sum %j axes = [0] : tensor<?x28xf32> -> tensor<28xf32>
   return %s : tensor<28xf32>
 }
+func.func @positions_causal_softmax(%x: tensor<2x?x?xf32>) -> tensor<2x?x?xf32> {
+  %row = fusion.iota dimension = 0 size_of %x[1] : tensor<2x?x?xf32> -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %x[2] : tensor<2x?x?xf32> -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF800000> : tensor<f32>
+  %m = fusion.select %seen, %x, %ninf : (tensor<?x?xi1>, tensor<2x?x?xf32>, tensor<f32>) -> tensor<2x?x?xf32>
+  %p = fusion.softmax %m axis = 2 : tensor<2x?x?xf32>
+  return %p : tensor<2x?x?xf32>
+}
+func.func @positions_of(%x: tensor<?x8xbf16>, %y: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %row = fusion.iota dimension = 0 size_of %x[0] : tensor<?x8xbf16> -> tensor<?x1xf32>
+  %s = fusion.add %y, %row : (tensor<?x64xf32>, tensor<?x1xf32>) -> tensor<?x64xf32>
+  return %s : tensor<?x64xf32>
+}
 func.func @reshape_dynamic(%x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
   %h = fusion.reshape %x : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
   %s = fusion.softmax %h axis = 3 : tensor<2x?x4x16xf32>
@@ -271,6 +285,10 @@ SHAPES = {
     "concat_three_f16": [[(2, n, 3), (2, n, 5), (2, n, 1)] for n in (1, 9, 333)],
     "concat_unaligned": [[(n, 64)] * 2 for n in (5, 4097)],
     "concat_column_sum": [[(n, 8), (n, 20)] for n in (1, 3000)],
+    # Positions of dynamic sizes (fusion.iota sized by a tensor): rows and
+    # keys ragged, and a tensor that only gives the size.
+    "positions_causal_softmax": [[(2, n, m)] for n, m in ((1, 1), (7, 3), (33, 100), (300, 5000))],
+    "positions_of": [[(n, 8), (n, 64)] for n in (1, 77, 5000)],
 }
 
 # Calls whose dynamic sizes disagree: the compiled function must refuse
@@ -358,6 +376,13 @@ def reference(name, *xs):
         return (torch.cat((x[0][:, :21], torch.exp(x[1][:, 21:])), dim=1) * x[0],)
     if name == "concat_column_sum":
         return (torch.cat((x[0], torch.exp(x[1])), dim=1).sum(0),)
+    if name == "positions_causal_softmax":
+        rows, keys = x[0].shape[1:]
+        seen = torch.arange(keys)[None, :] <= torch.arange(rows)[:, None]
+        return (torch.softmax(x[0].masked_fill(~seen.to(x[0].device), float("-inf")), -1),)
+    if name == "positions_of":
+        return (x[1] + torch.arange(x[1].shape[0], device=x[1].device,
+                                    dtype=torch.float64)[:, None],)
     if name == "concat_rows":
         return (torch.softmax(torch.cat((x[0], x[1] * x[1])), -1),)
     if name.startswith("decode_"):
