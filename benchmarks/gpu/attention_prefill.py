@@ -418,8 +418,11 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
         # Every program's eager function is one code object to Dynamo: a
         # fresh cache each, or past its recompile limit (8) torch.compile
         # silently runs eager.
+        # dynamic=False: each length compiled for its own shape, as a user
+        # calling one shape gets it (not the dynamic-shape recompile a
+        # second length triggers).
         torch._dynamo.reset()
-        compiled = torch.compile(eager) if peers else None
+        compiled = torch.compile(eager, dynamic=False) if peers else None
         dim = PROGRAMS[name][0]
         for length in lengths:
             # The unfused peers materialize B H S^2 scores: past 4096 only
@@ -459,7 +462,7 @@ def main(checks_only=False, max_length=None, programs=None, lengths=None, peers=
         n = q.shape[-2]
         seen = torch.ones(n, n, dtype=torch.bool, device="cuda").tril()
         return torch.softmax(s.masked_fill(~seen, float("-inf")), -1).bfloat16() @ v
-    causal_compiled = torch.compile(causal_eager) if peers else None
+    causal_compiled = torch.compile(causal_eager, dynamic=False) if peers else None
     for length in lengths if "prefill_causal" in programs else ():
         name = causal_name(length, length)
         if name not in fused.functions:
