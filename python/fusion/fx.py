@@ -11,7 +11,7 @@ Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
 addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
 exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax, amin
 over dims), softmax, layer_norm, matmul, scaled_dot_product_attention (float
-or boolean attn_mask, is_causal, scale; no dropout), linear (as a matmul
+or boolean attn_mask, is_causal, scale, enable_gqa; no dropout), linear (as a matmul
 boundary plus the bias add), transpose/permute, views, indexing, split/chunk,
 cat, stack, and the torch.nn modules Linear, LayerNorm, GELU, SiLU, ReLU,
 Sigmoid, Tanh, Softmax, Dropout (identity: tracing is for inference) and
@@ -787,17 +787,44 @@ class _Emitter:
         given = dict(zip(names, args), **kwargs)
         if given.get("dropout_p", 0.0) != 0.0:
             raise UnsupportedOpError("scaled_dot_product_attention with dropout is not supported")
-        if given.get("enable_gqa", False):
-            raise UnsupportedOpError("scaled_dot_product_attention with enable_gqa is not "
-                                     "supported (write K and V with a size-1 head axis)")
         mask = given.get("attn_mask")
         causal = given.get("is_causal", False)
         if mask is not None and causal:
             raise UnsupportedOpError("scaled_dot_product_attention with both attn_mask and "
                                      "is_causal")
         q, k, v = (self.value(given[n]) for n in names[:3])
-        return self.attention(q, k, v, self.value(mask) if mask is not None else None, causal,
-                              given.get("scale"))
+        mask = self.value(mask) if mask is not None else None
+        if not given.get("enable_gqa", False) or len(q[1]) < 3 or q[1][-3] == k[1][-3]:
+            return self.attention(q, k, v, mask, causal, given.get("scale"))
+        return self.grouped_attention(q, k, v, mask, causal, given.get("scale"))
+
+    def view_as(self, v, shape):
+        """fusion.reshape of value `v` to `shape` (its dynamic sizes kept
+        whole and in order)."""
+        if tuple(shape) == tuple(v[1]):
+            return v
+        return self.emit(f"fusion.reshape {v[0]} : {self.type_of(v)} -> "
+                         f"{_tensor_type(shape, v[2])}", tuple(shape), v[2])
+
+    def grouped_attention(self, q, k, v, mask, causal, scale):
+        """enable_gqa: query head h reads K and V head h // G (G query heads
+        a K/V head). Q viewed as [..., Hkv, G, Sq, D], K and V as [..., Hkv,
+        1, Sk, D] (the size-1 axis the attention kernel broadcasts over), a
+        mask with a head axis likewise; the output viewed back."""
+        heads, kv_heads = q[1][-3], k[1][-3]
+        if heads is None or kv_heads is None or v[1][-3] != kv_heads or \
+                heads % kv_heads != 0:
+            raise UnsupportedOpError("scaled_dot_product_attention with enable_gqa needs "
+                                     "static head counts, Q's a multiple of K's and V's")
+        group = heads // kv_heads
+
+        def split(x, size):
+            return self.view_as(x, (*x[1][:-3], kv_heads, size, *x[1][-2:]))
+        if mask is not None and len(mask[1]) >= 3:
+            mask = (split(mask, group) if mask[1][-3] == heads else
+                    self.view_as(mask, (*mask[1][:-3], 1, 1, *mask[1][-2:])))
+        out = self.attention(split(q, group), split(k, 1), split(v, 1), mask, causal, scale)
+        return self.view_as(out, (*q[1][:-1], out[1][-1]))
 
     _COMPARE = {operator.eq: "eq", operator.ne: "ne", operator.lt: "lt", operator.le: "le",
                 operator.gt: "gt", operator.ge: "ge", torch.eq: "eq", torch.ne: "ne",

@@ -11,8 +11,8 @@
 # log line and run with PyTorch, a graph that writes its inputs and has an
 # unsupported op runs whole with PyTorch, gradients fall back to PyTorch,
 # bf16 runs; scaled_dot_product_attention (causal from positions, float and
-# boolean masks) is one attention kernel, causal at dynamic lengths too
-# (queries and keys of different lengths).
+# boolean masks, grouped-query heads by enable_gqa) is one attention kernel,
+# causal at dynamic lengths too (queries and keys of different lengths).
 #
 # REQUIRES: torch-compile
 # RUN: rm -rf %t && mkdir -p %t
@@ -235,6 +235,12 @@ if not child:
     def sdpa_masked(q, k, v, mask):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
 
+    def sdpa_grouped_causal(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+    def sdpa_grouped_masked(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+
     randn = torch_blocks.randn
     keep = torch.rand(24, 40) < 0.7
     keep[:, 0] = True  # every row sees a key
@@ -244,6 +250,12 @@ if not child:
                                      randn(24, 40))),
         ("boolean mask", sdpa_masked, (randn(2, 4, 24, 16), randn(2, 4, 40, 16),
                                        randn(2, 4, 40, 8), keep)),
+        # Grouped-query heads by enable_gqa: 6 query heads on 2 K/V heads,
+        # causal, and with a float mask per query head.
+        ("enable_gqa causal", sdpa_grouped_causal,
+         (randn(2, 6, 24, 16), randn(2, 2, 24, 16), randn(2, 2, 24, 8))),
+        ("enable_gqa float mask per head", sdpa_grouped_masked,
+         (randn(2, 6, 24, 16), randn(2, 2, 40, 16), randn(2, 2, 40, 8), randn(2, 6, 24, 40))),
     ]
     for label, fn, inputs in sdpa_cases:
         torch._dynamo.reset()
