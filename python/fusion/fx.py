@@ -10,9 +10,10 @@ becomes a `fusion` module.
 Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
 addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
 exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax, amin
-over dims), softmax, layer_norm, matmul, scaled_dot_product_attention (float
-or boolean attn_mask, is_causal, scale, enable_gqa; no dropout), linear (as a matmul
-boundary plus the bias add), transpose/permute, views, indexing, split/chunk,
+over dims), softmax, layer_norm, matmul (mm, bmm; addmm and baddbmm with beta
+and alpha), scaled_dot_product_attention (float or boolean attn_mask,
+is_causal, scale, enable_gqa; no dropout), linear (as a matmul boundary
+plus the bias add), transpose/permute, views, indexing, split/chunk,
 cat, stack, and the torch.nn modules Linear, LayerNorm, GELU, SiLU, ReLU,
 Sigmoid, Tanh, Softmax, Dropout (identity: tracing is for inference) and
 Identity. Anything else raises UnsupportedOpError naming the op. Works with
@@ -506,6 +507,19 @@ class _Emitter:
         self.values[("param", index)] = value
         return value
 
+    def add_product(self, c, a, b, beta, alpha):
+        """addmm and baddbmm: beta * c + alpha * (a @ b); with beta 0, c is
+        not read (PyTorch ignores it, NaN included)."""
+        y = self.matmul(self.value(a), self.value(b))
+        if alpha != 1:
+            y = self.combine("mul", y, self.scalar(alpha, y[2]))
+        if beta == 0:
+            return y
+        c = self.operand(c, y[2])
+        if beta != 1:
+            c = self.combine("mul", c, self.scalar(beta, c[2]))
+        return self.combine("add", y, c)
+
     def linear(self, x, weight, bias, transposed=False):
         w = weight if transposed else self.transpose(weight, [1, 0])
         y = self.matmul(x, w)
@@ -721,8 +735,11 @@ class _Emitter:
             weight = self.value(kwargs.get("weight", args[1]))
             bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
             return self.linear(self.value(args[0]), weight, self.value(bias) if bias is not None else None)
-        if fn in (torch.matmul, operator.matmul):
+        if fn in (torch.matmul, operator.matmul, torch.mm, torch.bmm):
             return self.matmul(self.value(args[0]), self.value(args[1]))
+        if fn in (torch.addmm, torch.baddbmm):
+            return self.add_product(args[0], args[1], args[2], kwargs.get("beta", 1),
+                                    kwargs.get("alpha", 1))
         if _is_prims_fma(fn):  # Dynamo's form of addcmul_: a * b + c
             product = self.binary("mul", args[0], args[1])
             return self.combine("add", product, self.operand(args[2], product[2]))
@@ -904,6 +921,8 @@ class _Emitter:
                               dim)
         if method in self._METHOD_COMPARE:
             return self.compare(self._METHOD_COMPARE[method], x, args[1])
+        if method in ("matmul", "mm", "bmm"):
+            return self.matmul(self.value(x), self.value(args[1]))
         if method == "repeat_interleave":
             return self.repeat(node, x, kwargs.get("repeats", args[1] if len(args) > 1 else None),
                                kwargs.get("dim", args[2] if len(args) > 2 else None))

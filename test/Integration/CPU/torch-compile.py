@@ -10,9 +10,10 @@
 # finds every library in the disk cache, unsupported ops are listed in one
 # log line and run with PyTorch, a graph that writes its inputs and has an
 # unsupported op runs whole with PyTorch, gradients fall back to PyTorch,
-# bf16 runs; scaled_dot_product_attention (causal from positions, float and
-# boolean masks, grouped-query heads by enable_gqa) is one attention kernel,
-# causal at dynamic lengths too (queries and keys of different lengths).
+# bf16 runs; mm, bmm, addmm and baddbmm compile; scaled_dot_product_attention
+# (causal from positions, float and boolean masks, grouped-query heads by
+# enable_gqa) is one attention kernel, causal at dynamic lengths too (queries
+# and keys of different lengths).
 #
 # REQUIRES: torch-compile
 # RUN: rm -rf %t && mkdir -p %t
@@ -273,6 +274,24 @@ if not child:
               and not any("run with PyTorch" in line for line in lines),
               f"sdpa {label}: rel. error {error:.1e}, kernels {sorted(kinds)}, "
               f"fallbacks {[line for line in lines if 'run with PyTorch' in line]}")
+
+    # Matrix products as PyTorch spells them besides matmul: mm, bmm, the
+    # method, addmm (GPT-2's Conv1D) and baddbmm with beta and alpha.
+    def products(x, w, b, p, q, c):
+        return (torch.addmm(b, x, w), torch.mm(x, w), x.matmul(w), torch.bmm(p, q),
+                torch.baddbmm(c, p, q, beta=0.5, alpha=2.0),
+                torch.baddbmm(c, p, q, beta=0.0))
+
+    torch._dynamo.reset()
+    inputs = (randn(24, 16), randn(16, 8), randn(8), randn(3, 24, 16), randn(3, 16, 8),
+              randn(3, 24, 8))
+    with torch.no_grad():
+        got = torch.compile(products, backend=backend, dynamic=False)(*inputs)
+    expected = products(*[x.double() for x in inputs])
+    errors = [relative_error(g, e) for g, e in zip(got, expected)]
+    lines = [line for line in log_lines() if "run with PyTorch" in line]
+    check(max(errors) <= 1e-5 and not lines,
+          f"mm, bmm, addmm, baddbmm: rel. errors {[f'{e:.1e}' for e in errors]}, fallbacks {lines}")
 
     # Causal with dynamic lengths (the positions sized by Q and K): the
     # first lengths static, then one library for every other length, queries
