@@ -167,20 +167,33 @@ CHECK_LENGTHS = ((1, 1), (7, 7), (127, 129), (128, 128), (200, 77), (1000, 1000)
 
 # Causal attention with the mask computed from positions (fusion.iota): key
 # j is seen by query row i where j <= i + offset (offset 0: PyTorch's
-# is_causal; Sk - Sq: queries the last rows of the keys' sequence). Iota
-# shapes are static, so there is a function per (Sq, Sk, offset).
+# is_causal; Sk - Sq: queries the last rows of the keys' sequence): a
+# static-shaped function per (Sq, Sk, offset), and PyTorch's is_causal in
+# one function for every (Sq, Sk), the positions sized by Q's and K's
+# lengths (CAUSAL_DYNAMIC).
+CAUSAL_DYNAMIC = "prefill_causal_dynamic"
+
+
 def causal_name(sq, sk, offset=0):
+    if sq is None:
+        return CAUSAL_DYNAMIC
     return f"prefill_causal_{sq}x{sk}" + (f"_shift{offset}" if offset else "")
 
 
-def _causal(sq, sk, offset=0, dim=128):
-    q, kv = f"tensor<{BATCH}x{HEADS}x{sq}x{dim}xbf16>", f"tensor<{BATCH}x{HEADS}x{sk}x{dim}xbf16>"
-    kt = f"tensor<{BATCH}x{HEADS}x{dim}x{sk}xbf16>"
-    s = f"tensor<{BATCH}x{HEADS}x{sq}x{sk}x"
+def _causal(sq=None, sk=None, offset=0, dim=128):
+    """The function named causal_name(sq, sk, offset); dynamic lengths
+    where sq and sk are None."""
+    sq_, sk_ = ("?", "?") if sq is None else (sq, sk)
+    q, kv = f"tensor<{BATCH}x{HEADS}x{sq_}x{dim}xbf16>", f"tensor<{BATCH}x{HEADS}x{sk_}x{dim}xbf16>"
+    kt = f"tensor<{BATCH}x{HEADS}x{dim}x{sk_}xbf16>"
+    s = f"tensor<{BATCH}x{HEADS}x{sq_}x{sk_}x"
     limit = "%row" if not offset else "%last"
     shift = "" if not offset else f"""
   %shift = fusion.constant dense<{float(offset)}> : tensor<f32>
-  %last = fusion.add %row, %shift : (tensor<{sq}x1xf32>, tensor<f32>) -> tensor<{sq}x1xf32>"""
+  %last = fusion.add %row, %shift : (tensor<{sq_}x1xf32>, tensor<f32>) -> tensor<{sq_}x1xf32>"""
+
+    def sized(source, t):  # an iota's size: from Q or K where dynamic
+        return f" size_of %{source}[2] : {t} ->" if sq is None else " :"
     return f"""
 func.func @{causal_name(sq, sk, offset)}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
   %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {kv} -> {kt}
@@ -189,40 +202,11 @@ func.func @{causal_name(sq, sk, offset)}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
   %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
   %t = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
   %tb = fusion.convert %t : {s}f32> to {s}bf16>
-  %row = fusion.iota dimension = 0 : tensor<{sq}x1xf32>
-  %key = fusion.iota dimension = 1 : tensor<1x{sk}xf32>{shift}
-  %seen = fusion.cmp le, %key, {limit} : (tensor<1x{sk}xf32>, tensor<{sq}x1xf32>) -> tensor<{sq}x{sk}xi1>
+  %row = fusion.iota dimension = 0{sized("q", q)} tensor<{sq_}x1xf32>
+  %key = fusion.iota dimension = 1{sized("k", kv)} tensor<1x{sk_}xf32>{shift}
+  %seen = fusion.cmp le, %key, {limit} : (tensor<1x{sk_}xf32>, tensor<{sq_}x1xf32>) -> tensor<{sq_}x{sk_}xi1>
   %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
-  %m = fusion.select %seen, %tb, %ninf : (tensor<{sq}x{sk}xi1>, {s}bf16>, tensor<bf16>) -> {s}bf16>
-  %p = fusion.softmax %m axis = 3 : {s}bf16>
-  %o = fusion.matmul %p, %v : ({s}bf16>, {kv}) -> {q}
-  return %o : {q}
-}}
-"""
-
-
-# PyTorch's is_causal in one function for every (Sq, Sk): the positions
-# sized by Q's and K's lengths.
-CAUSAL_DYNAMIC = "prefill_causal_dynamic"
-
-
-def _causal_dynamic(dim=128):
-    q = kv = f"tensor<{BATCH}x{HEADS}x?x{dim}xbf16>"
-    kt = f"tensor<{BATCH}x{HEADS}x{dim}x?xbf16>"
-    s = f"tensor<{BATCH}x{HEADS}x?x?x"
-    return f"""
-func.func @{CAUSAL_DYNAMIC}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
-  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : {kv} -> {kt}
-  %s = fusion.matmul %q, %kt : ({q}, {kt}) -> {s}bf16>
-  %sf = fusion.convert %s : {s}bf16> to {s}f32>
-  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
-  %t = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
-  %tb = fusion.convert %t : {s}f32> to {s}bf16>
-  %row = fusion.iota dimension = 0 size_of %q[2] : {q} -> tensor<?x1xf32>
-  %key = fusion.iota dimension = 1 size_of %k[2] : {kv} -> tensor<1x?xf32>
-  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
-  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
-  %m = fusion.select %seen, %tb, %ninf : (tensor<?x?xi1>, {s}bf16>, tensor<bf16>) -> {s}bf16>
+  %m = fusion.select %seen, %tb, %ninf : (tensor<{sq_}x{sk_}xi1>, {s}bf16>, tensor<bf16>) -> {s}bf16>
   %p = fusion.softmax %m axis = 3 : {s}bf16>
   %o = fusion.matmul %p, %v : ({s}bf16>, {kv}) -> {q}
   return %o : {q}
@@ -239,7 +223,7 @@ MODULE = "".join(
     _attention(name, dim, math(dim),
                extra_args=f", %bias: tensor<1x{HEADS}x?x?xf32>" if name == "prefill_bias" else "")
     for name, (dim, math) in PROGRAMS.items() if math) + _GQA + _LSE + _OWN_BIAS + _HEADS_BIAS + "".join(
-        _causal(*case) for case in CAUSAL) + _causal_dynamic()
+        _causal(*case) for case in CAUSAL) + _causal()
 
 
 
