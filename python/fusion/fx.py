@@ -10,13 +10,13 @@ becomes a `fusion` module.
 Covered: elementwise arithmetic and math (add, sub, mul, div with alpha,
 addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
 exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax, amin
-over dims), softmax, layer_norm, matmul (mm, bmm; addmm and baddbmm with beta
-and alpha), scaled_dot_product_attention (float or boolean attn_mask,
-is_causal, scale, enable_gqa; no dropout), linear (as a matmul boundary
-plus the bias add), transpose/permute, views, indexing, split/chunk,
-cat, stack, and the torch.nn modules Linear, LayerNorm, GELU, SiLU, ReLU,
-Sigmoid, Tanh, Softmax, Dropout (identity: tracing is for inference) and
-Identity. Anything else raises UnsupportedOpError naming the op. Works with
+over dims), softmax, layer_norm, rms_norm, matmul (mm, bmm; addmm and
+baddbmm with beta and alpha), scaled_dot_product_attention (float or
+boolean attn_mask, is_causal, scale, enable_gqa; no dropout), linear (as a
+matmul boundary plus the bias add), transpose/permute, views, indexing,
+split/chunk, cat, stack, and the torch.nn modules Linear, LayerNorm,
+RMSNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
+tracing is for inference) and Identity. Anything else raises UnsupportedOpError naming the op. Works with
 torch 1.13 (Debian's python3-torch) and 2.x.
 
 `import_graph` is the same importer for a graph someone else traced (the
@@ -534,6 +534,30 @@ class _Emitter:
         return self.emit(f"fusion.layer_norm {v[0]}, {weight[0]}, {bias[0]} epsilon = {_float(eps)} : "
                          f"{self.type_of(v)}, {self.type_of(weight)}, {self.type_of(bias)}", v[1], v[2])
 
+    def rms_norm(self, x, weight, eps, normalized):
+        """F.rms_norm and nn.RMSNorm over the last dimension: fusion.rms_norm
+        (computed in f32); without a weight, a splat weight of ones; eps
+        None is the dtype's epsilon, as PyTorch takes it. With a weight of
+        another dtype, computed in the promoted dtype and returned in x's,
+        as PyTorch does."""
+        v = self.value(x) if isinstance(x, torch.fx.Node) else x
+        normalized = (normalized,) if isinstance(normalized, int) else tuple(normalized)
+        if len(normalized) != 1 or v[1][-1] is None:
+            raise UnsupportedOpError("rms_norm over more than the last dimension, or a dynamic "
+                                     "one, is not supported")
+        if eps is None:
+            eps = torch.finfo(v[2]).eps
+        if weight is not None and weight[2] != v[2]:
+            wide = torch.promote_types(v[2], weight[2])
+            n = self.rms_norm(self.convert(v, wide), self.convert(weight, wide), eps, normalized)
+            return self.convert(n, v[2])
+        if weight is None:
+            size = v[1][-1]
+            weight = self.emit(f"fusion.constant dense<1.0> : tensor<{size}x{_ELEMENT[v[2]]}>",
+                               (size,), v[2])
+        return self.emit(f"fusion.rms_norm {v[0]}, {weight[0]} epsilon = {_float(eps)} : "
+                         f"{self.type_of(v)}, {self.type_of(weight)}", v[1], v[2])
+
     def softmax(self, x, dim):
         v = self.value(x)
         return self.emit(f"fusion.softmax {v[0]} axis = {dim % len(v[1])} : {self.type_of(v)}", v[1], v[2])
@@ -623,6 +647,9 @@ class _Emitter:
             weight = self.param(f"{prefix}.weight") if module.elementwise_affine else None
             bias = self.param(f"{prefix}.bias") if module.elementwise_affine else None
             return self.layer_norm(x, weight, bias, module.eps, module.normalized_shape)
+        if isinstance(module, getattr(nn, "RMSNorm", ())):
+            weight = self.param(f"{node.target}.weight") if module.elementwise_affine else None
+            return self.rms_norm(x, weight, module.eps, module.normalized_shape)
         if isinstance(module, nn.GELU):
             return self.gelu(x, getattr(module, "approximate", "none"))
         simple = {nn.SiLU: "silu", nn.ReLU: "relu", nn.Sigmoid: "sigmoid", nn.Tanh: "tanh"}
@@ -731,6 +758,12 @@ class _Emitter:
             return self.layer_norm(args[0], weight, bias, eps, args[1])
         if fn is getattr(F, "scaled_dot_product_attention", None):
             return self.sdpa(args, kwargs)
+        if fn in (getattr(F, "rms_norm", None), getattr(torch, "rms_norm", None)) and \
+                fn is not None:
+            given = dict(zip(("input", "normalized_shape", "weight", "eps"), args), **kwargs)
+            weight = given.get("weight")
+            return self.rms_norm(given["input"], self.value(weight) if weight is not None else None,
+                                 given.get("eps"), given["normalized_shape"])
         if fn is F.linear:
             weight = self.value(kwargs.get("weight", args[1]))
             bias = kwargs.get("bias", args[2] if len(args) > 2 else None)

@@ -10,10 +10,10 @@
 # finds every library in the disk cache, unsupported ops are listed in one
 # log line and run with PyTorch, a graph that writes its inputs and has an
 # unsupported op runs whole with PyTorch, gradients fall back to PyTorch,
-# bf16 runs; mm, bmm, addmm and baddbmm compile; scaled_dot_product_attention
-# (causal from positions, float and boolean masks, grouped-query heads by
-# enable_gqa) is one attention kernel, causal at dynamic lengths too (queries
-# and keys of different lengths).
+# bf16 runs; mm, bmm, addmm, baddbmm, nn.RMSNorm and F.rms_norm compile;
+# scaled_dot_product_attention (causal from positions, float and boolean
+# masks, grouped-query heads by enable_gqa) is one attention kernel, causal
+# at dynamic lengths too (queries and keys of different lengths).
 #
 # REQUIRES: torch-compile
 # RUN: rm -rf %t && mkdir -p %t
@@ -292,6 +292,30 @@ if not child:
     lines = [line for line in log_lines() if "run with PyTorch" in line]
     check(max(errors) <= 1e-5 and not lines,
           f"mm, bmm, addmm, baddbmm: rel. errors {[f'{e:.1e}' for e in errors]}, fallbacks {lines}")
+
+    # RMSNorm as PyTorch 2.4+ spells it: nn.RMSNorm (a weight, eps None: the
+    # dtype's), F.rms_norm without a weight, and with an f32 weight on bf16
+    # (computed in f32, returned in bf16, as PyTorch does).
+    if hasattr(torch.nn, "RMSNorm"):
+        norm = torch.nn.RMSNorm(32)
+        with torch.no_grad():
+            norm.weight.add_(torch.randn(32) * 0.1)
+
+        def rms_norms(x, xb, w):
+            return (norm(x), F.rms_norm(x, (32,), eps=1e-5), F.rms_norm(xb, [32], w, 1e-6))
+
+        torch._dynamo.reset()
+        inputs = (randn(4, 9, 32), randn(4, 9, 32).bfloat16(), torch.rand(32) + 0.5)
+        with torch.no_grad():
+            got = torch.compile(rms_norms, backend=backend, dynamic=False)(*inputs)
+            expected = [rms_norms(inputs[0].double(), inputs[1].double(), inputs[2].double())[i]
+                        for i in range(3)]
+        errors = [relative_error(g, e) for g, e in zip(got, expected)]
+        lines = [line for line in log_lines() if "run with PyTorch" in line]
+        check(max(errors[:2]) <= 1e-5 and errors[2] <= 1e-2 and got[2].dtype == torch.bfloat16
+              and not lines,
+              f"nn.RMSNorm, F.rms_norm: rel. errors {[f'{e:.1e}' for e in errors]}, "
+              f"dtype {got[2].dtype}, fallbacks {lines}")
 
     # Causal with dynamic lengths (the positions sized by Q and K): the
     # first lengths static, then one library for every other length, queries
