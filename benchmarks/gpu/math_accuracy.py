@@ -22,7 +22,7 @@ exactly, a NaN reference as NaN. Each op is checked against the bound in
 BOUNDS (docs/lowering.md quotes them); a miss fails the run. The same
 inputs rounded to bf16 and f16 check the ops of HALF_UNARY on tensors of
 those types (their fast forms: ScalarOps' MathPrecision) to 1 ulp of the
-type.
+type, and an attention's soft-cap on f32 inputs converted to bf16 likewise.
 
 `module()` gives the MLIR text (scripts/build-gpu-bundle.sh compiles it).
 
@@ -66,6 +66,10 @@ ROW_LANES = 8
 # its subnormals (2^-24; f16 subnormals are normal f32 values); silu and
 # gelu there too 1 ulp of max(|f|, |x|).
 HALF_UNARY = ["exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh"]
+# An attention's soft-cap, CAP tanh(x / CAP), on f32 inputs, converted to
+# bf16 (its tanh takes tanh.approx.f32: MathPrecision::roundedToBF16),
+# bounded as the bf16 ops.
+SOFTCAP = 30.0
 # A softmax over rows of the type (its exponentials take the fast form
 # too: they reach only the rounded result, through a sum and a quotient),
 # on normal random rows scaled by 4.
@@ -112,6 +116,16 @@ def module():
         lines.append(f"""func.func @softmax_{dtype}(%x: {r}) -> {r} {{
   %0 = fusion.softmax %x axis = 1 : {r}
   return %0 : {r}
+}}""")
+    b = f"tensor<{n}xbf16>"
+    lines.append(f"""func.func @softcap_bf16(%x: {t}) -> {b} {{
+  %r = fusion.constant dense<{1.0 / SOFTCAP}> : tensor<f32>
+  %c = fusion.constant dense<{SOFTCAP}> : tensor<f32>
+  %0 = fusion.mul %x, %r : ({t}, tensor<f32>) -> {t}
+  %1 = fusion.tanh %0 : {t}
+  %2 = fusion.mul %1, %c : ({t}, tensor<f32>) -> {t}
+  %3 = fusion.convert %2 : {t} to {b}
+  return %3 : {b}
 }}""")
     for name in BINARY:
         lines.append(f"""func.func @{name}(%x: {t}, %y: {t}) -> {t} {{
@@ -302,6 +316,13 @@ def main():
         record(f"{name}_{dtype}", name, HALF_BOUND, measured,
                scaled <= HALF_BOUND and (name in SCALED or sub <= HALF_TYPES[dtype])
                and mismatched == 0)
+    out = module.functions["softcap_bf16"](x)[0]
+    torch.cuda.synchronize()
+    measured = errors(torch, out.cpu(), SOFTCAP * torch.tanh(x.cpu().double() / SOFTCAP), None,
+                      torch.bfloat16)
+    _, scaled, sub, mismatched, _ = measured
+    record("softcap_bf16", "softcap", HALF_BOUND, measured,
+           scaled <= HALF_BOUND and sub <= HALF_TYPES["bf16"] and mismatched == 0)
     for dtype in HALF_TYPES:
         rows = (torch.randn(SOFTMAX_ROWS, generator=generator, dtype=torch.float64) * 4).to(
             torch_types[dtype])

@@ -46,8 +46,19 @@ Value buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
 /// and one below FLT_MIN is flushed; over a sum of terms of one sign
 /// weighted by their size, that is less than 2^-18 relative to the sum for
 /// any number of terms up to 2^31, below the sum's own rounding bound from
-/// a few dozen terms on.
-enum class MathPrecision { exact, roundedToHalf, sumTerm };
+/// a few dozen terms on. `roundedToBF16`: `roundedToHalf` where every
+/// rounding reached is to bf16 (8 significant bits), so that tanh may take
+/// its hardware approximation too (tanh.approx.f32, relative error at most
+/// 2^-10.987: at most an eighth of bf16's spacing, so the rounded result is
+/// within one ulp of bf16; f16's spacing is as fine as that error, so not
+/// for f16).
+enum class MathPrecision { exact, roundedToHalf, roundedToBF16, sumTerm };
+
+/// Whether `precision` is `roundedToHalf` or the stricter `roundedToBF16`.
+inline bool isRoundedToHalf(MathPrecision precision) {
+  return precision == MathPrecision::roundedToHalf ||
+         precision == MathPrecision::roundedToBF16;
+}
 
 /// The precision the op defining `result` (a value of a kernel body) needs:
 /// `roundedToHalf` where `result` is bf16 or f16, or where every use is a
@@ -55,6 +66,7 @@ enum class MathPrecision { exact, roundedToHalf, sumTerm };
 /// that, or (for an exponential, never negative) a sum whose result needs
 /// only that; a softmax's exponentials in a bf16 softmax, not a
 /// logsumexp's (its log turns their relative error into an absolute one).
+/// `roundedToBF16` where each of those roundings is to bf16.
 MathPrecision getMathPrecision(Value result);
 
 /// exp(x) (f32 scalar or vector) in the form `precision` allows.

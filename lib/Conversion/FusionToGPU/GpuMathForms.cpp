@@ -1,4 +1,4 @@
-//===- GpuMathForms.cpp - The GPU's forms of division and exp -------------===//
+//===- GpuMathForms.cpp - The GPU's forms of division, exp and tanh -------===//
 //
 // f32 divisions in launches become `div.full.f32` (full range, at most 2
 // ulp; Triton's default) instead of the IEEE `div.rn.f32` that arith.divf
@@ -13,12 +13,13 @@
 // row's sum in softmax) takes the IEEE reciprocal of the scalar once and
 // products per lane (buildSharedReciprocal). Exponentials marked `afn` become
 // `ex2.approx.ftz.f32` (of x log2(e) for exp), which flushes results
-// below FLT_MIN to zero. These forms spare the instructions that rescale
-// subnormal operands and results around each approximation (SASS: a
-// compare, a select and two multiplies for div.approx, a compare and two
-// multiplies for ex2.approx, against one MUFU each). Vectors are computed
-// lane by lane, as LLVM would. The CPU path keeps IEEE division and libm's
-// exponentials.
+// below FLT_MIN to zero; tanh marked `afn` (an op rounded to bf16 only)
+// becomes `tanh.approx.f32` (relative error at most 2^-10.987). These forms
+// spare the instructions that rescale subnormal operands and results around
+// each approximation (SASS: a compare, a select and two multiplies for
+// div.approx, a compare and two multiplies for ex2.approx, against one MUFU
+// each). Vectors are computed lane by lane, as LLVM would. The CPU path keeps
+// IEEE division and libm's exponentials.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,6 +144,12 @@ static Value getGpuForm(OpBuilder &b, Operation *op, gpu::LaunchOp launch,
   if (!flags || !isApproximate(flags.getValue()))
     return Value();
   Value x = op->getOperand(0);
+  if (isa<math::TanhOp>(op))
+    // LLVM's tanh marked afn is NVPTX's tanh.approx.f32 (one MUFU op, where
+    // libdevice's tanhf takes two and a dozen FMAs and selects).
+    return LLVM::TanhOp::create(
+        b, loc, x,
+        LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::afn));
   if (isa<math::ExpOp>(op))
     x = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, M_LOG2E, type));
   return callIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", type, x);
@@ -151,7 +158,7 @@ static Value getGpuForm(OpBuilder &b, Operation *op, gpu::LaunchOp launch,
 void codegen::useGpuMathForms(gpu::LaunchOp launch) {
   SmallVector<Operation *> ops;
   launch.getBody().walk([&](Operation *op) {
-    if (isa<arith::DivFOp, math::ExpOp, math::Exp2Op>(op) &&
+    if (isa<arith::DivFOp, math::ExpOp, math::Exp2Op, math::TanhOp>(op) &&
         getElementTypeOrSelf(op->getResult(0).getType()).isF32())
       ops.push_back(op);
   });

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -66,38 +67,56 @@ Value fusion::buildReductionIdentity(OpBuilder &b, Location loc, Operation *op,
                      like);
 }
 
-static bool isHalf(Type type) {
+/// The significant bits of bf16 (8) or f16 (11) where `type` (or its
+/// element type) is one of them, else 0.
+static unsigned getHalfBits(Type type) {
   Type element = getElementTypeOrSelf(type);
-  return element.isBF16() || element.isF16();
+  return element.isBF16() ? 8 : element.isF16() ? 11 : 0;
 }
 
-/// getMathPrecision with the answers found so far (a value used by several
-/// paths, or twice by one op, is asked once).
-static bool reachesHalfOnly(Value result, DenseMap<Value, bool> &known) {
-  if (isHalf(result.getType()))
-    return true;
+/// The most significant bits among the bf16 and f16 roundings that `result`
+/// reaches (getMathPrecision), or 0 where it reaches other values too.
+/// `known` keeps the answers found so far (a value used by several paths,
+/// or twice by one op, is asked once).
+static unsigned getFinestHalfRounding(Value result,
+                                      DenseMap<Value, unsigned> &known) {
+  if (unsigned bits = getHalfBits(result.getType()))
+    return bits;
   if (auto it = known.find(result); it != known.end())
     return it->second;
   bool nonNegative = isa_and_nonnull<ExpOp>(result.getDefiningOp());
-  auto usedForHalf = [&](Operation *user) {
+  auto roundingThrough = [&](Operation *user) -> unsigned {
     if (isa<ConvertOp>(user))
-      return isHalf(user->getResult(0).getType());
+      return getHalfBits(user->getResult(0).getType());
     // A relative error stays relative through products and quotients, and
     // through sums of terms of one sign.
     if (isa<MulOp, DivOp>(user) || (nonNegative && isa<ReduceSumOp>(user)))
-      return reachesHalfOnly(user->getResult(0), known);
-    return false;
+      return getFinestHalfRounding(user->getResult(0), known);
+    return 0;
   };
-  bool half =
-      !result.use_empty() && llvm::all_of(result.getUsers(), usedForHalf);
-  known[result] = half;
-  return half;
+  unsigned finest = 0;
+  for (Operation *user : result.getUsers()) {
+    unsigned bits = roundingThrough(user);
+    if (!bits) {
+      finest = 0;
+      break;
+    }
+    finest = std::max(finest, bits);
+  }
+  known[result] = finest;
+  return finest;
 }
 
 MathPrecision fusion::getMathPrecision(Value result) {
-  DenseMap<Value, bool> known;
-  return reachesHalfOnly(result, known) ? MathPrecision::roundedToHalf
-                                        : MathPrecision::exact;
+  DenseMap<Value, unsigned> known;
+  switch (getFinestHalfRounding(result, known)) {
+  case 0:
+    return MathPrecision::exact;
+  case 8:
+    return MathPrecision::roundedToBF16;
+  default:
+    return MathPrecision::roundedToHalf;
+  }
 }
 
 /// The fast-math flags of the exponentials and divisions by at least 1 that
@@ -214,7 +233,7 @@ static Value buildGelu(const MathForms &m, Value x,
         b, loc, poly, f32Constant(b, loc, 2.0 * std::sqrt(2.0 / M_PI), t));
     return m.divByAtLeastOne(x, buildLogisticDenominator(m, twoU));
   }
-  if (m.precision == MathPrecision::roundedToHalf)
+  if (isRoundedToHalf(m.precision))
     return buildGeluByErfc(m, x);
   Value inner = math::ErfOp::create(
       b, loc,
@@ -262,7 +281,12 @@ Value fusion::buildElementwise(OpBuilder &b, Location loc, Operation *op,
       .Case([&](AbsOp) { return math::AbsFOp::create(b, loc, a[0]); })
       .Case([&](ExpOp) { return m.exp(a[0]); })
       .Case([&](LogOp) { return math::LogOp::create(b, loc, a[0]); })
-      .Case([&](TanhOp) { return math::TanhOp::create(b, loc, a[0]); })
+      .Case([&](TanhOp) {
+        return math::TanhOp::create(b, loc, a[0],
+                                    precision == MathPrecision::roundedToBF16
+                                        ? arith::FastMathFlags::afn
+                                        : arith::FastMathFlags::none);
+      })
       .Case([&](ErfOp) { return math::ErfOp::create(b, loc, a[0]); })
       .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, a[0]); })
       .Case([&](RsqrtOp) { return math::RsqrtOp::create(b, loc, a[0]); })

@@ -225,3 +225,71 @@ func.func @div_rows_f32(%x: tensor<64x1024xf32>, %y: tensor<64x1xf32>) -> tensor
   %0 = fusion.div %x, %y : (tensor<64x1024xf32>, tensor<64x1xf32>) -> tensor<64x1024xf32>
   return %0 : tensor<64x1024xf32>
 }
+
+// -----
+
+// tanh whose result reaches only bf16 values (a bf16 tanh; an f32 tanh
+// scaled and converted to bf16, as a soft-cap's) is LLVM's tanh marked afn,
+// PTX's tanh.approx.f32: its relative error (2^-10.987) is at most an
+// eighth of bf16's spacing. f16's spacing is as fine as that error, and an
+// f32 result needs the accurate form: both keep math.tanh (libdevice).
+// CHECK-LABEL: func.func @tanh_bf16
+// CHECK: gpu.launch
+// CHECK: llvm.intr.tanh(%{{.+}}) {fastmathFlags = #llvm.fastmath<afn>}
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @softcap_f32_to_bf16
+// CHECK: gpu.launch
+// CHECK: llvm.intr.tanh(%{{.+}}) {fastmathFlags = #llvm.fastmath<afn>}
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @tanh_f16
+// CHECK: gpu.launch
+// CHECK-NOT: llvm.intr.tanh
+// CHECK: math.tanh
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @tanh_bf16_and_f16
+// CHECK: gpu.launch
+// CHECK-NOT: llvm.intr.tanh
+// CHECK: math.tanh
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @tanh_f32
+// CHECK: gpu.launch
+// CHECK-NOT: llvm.intr.tanh
+// CHECK: math.tanh
+// CHECK: gpu.terminator
+// PTX-LABEL: gpu.binary @tanh_bf16_k0_module
+// PTX-SAME: tanh.approx.f32
+// PTX-LABEL: gpu.binary @softcap_f32_to_bf16_k0_module
+// PTX-SAME: tanh.approx.f32
+// PTX-LABEL: gpu.binary @tanh_f16_k0_module
+// PTX-NOT: tanh.approx
+// PTX-LABEL: gpu.binary @tanh_bf16_and_f16_k0_module
+// PTX-NOT: tanh.approx
+// PTX-LABEL: gpu.binary @tanh_f32_k0_module
+// PTX-NOT: tanh.approx
+func.func @tanh_bf16(%x: tensor<4096xbf16>) -> tensor<4096xbf16> {
+  %0 = fusion.tanh %x : tensor<4096xbf16>
+  return %0 : tensor<4096xbf16>
+}
+func.func @softcap_f32_to_bf16(%x: tensor<4096xf32>) -> tensor<4096xbf16> {
+  %c = fusion.constant dense<3.000000e+01> : tensor<f32>
+  %r = fusion.constant dense<0.0333333351> : tensor<f32>
+  %0 = fusion.mul %x, %r : (tensor<4096xf32>, tensor<f32>) -> tensor<4096xf32>
+  %1 = fusion.tanh %0 : tensor<4096xf32>
+  %2 = fusion.mul %1, %c : (tensor<4096xf32>, tensor<f32>) -> tensor<4096xf32>
+  %3 = fusion.convert %2 : tensor<4096xf32> to tensor<4096xbf16>
+  return %3 : tensor<4096xbf16>
+}
+func.func @tanh_f16(%x: tensor<4096xf16>) -> tensor<4096xf16> {
+  %0 = fusion.tanh %x : tensor<4096xf16>
+  return %0 : tensor<4096xf16>
+}
+func.func @tanh_bf16_and_f16(%x: tensor<4096xf32>) -> (tensor<4096xbf16>, tensor<4096xf16>) {
+  %0 = fusion.tanh %x : tensor<4096xf32>
+  %1 = fusion.convert %0 : tensor<4096xf32> to tensor<4096xbf16>
+  %2 = fusion.convert %0 : tensor<4096xf32> to tensor<4096xf16>
+  return %1, %2 : tensor<4096xbf16>, tensor<4096xf16>
+}
+func.func @tanh_f32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %0 = fusion.tanh %x : tensor<4096xf32>
+  return %0 : tensor<4096xf32>
+}
