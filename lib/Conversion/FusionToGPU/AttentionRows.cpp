@@ -95,9 +95,9 @@ private:
                                indexConst(b, loc, plan.getSplit())));
   }
   Value keysOf(OpBuilder &b) {
-    int64_t rank = codegen::shapeOf(shape.values).size();
-    return memref::DimOp::create(
-        b, loc, buffers.inputs[shape.values.getArgNumber()], rank - 2);
+    int64_t rank = codegen::shapeOf(inputV).size();
+    return memref::DimOp::create(b, loc, buffers.inputs[inputV.getArgNumber()],
+                                 rank - 2);
   }
   /// The index into input `arg` (a matmul operand of rank >= 2) of its row
   /// `row` and column `column`, for the output's batch index `batch`
@@ -122,7 +122,7 @@ private:
   }
   /// Bytes of a stage of a staged plan: a step's rows of K, then of V.
   int64_t stageBytes() {
-    return stepKeys * (rowBytes(shape.keys) + rowBytes(shape.values));
+    return stepKeys * (rowBytes(inputK) + rowBytes(inputV));
   }
   /// A staged plan's shared memory, inside the launch: the stages and their
   /// barriers (`full`: a stage's copies have landed), then the warps' state
@@ -171,6 +171,10 @@ private:
   KernelPlanAttr plan;
   const KernelBuffers &buffers;
   AttentionKernelShape shape;
+  /// Q, K and V: kernel inputs (whyNotAttentionRows refuses views).
+  BlockArgument inputQ = cast<BlockArgument>(shape.queries),
+                inputK = cast<BlockArgument>(shape.keys),
+                inputV = cast<BlockArgument>(shape.values);
   /// Added to the kernel's name where a kernel has two launches.
   StringRef nameSuffix;
   /// D (= Dv); the lanes sharing a key's rows; the warps and the lane
@@ -248,7 +252,7 @@ AttentionRows::Stages AttentionRows::createStages(OpBuilder &b, Value thread,
 Value AttentionRows::stagedView(OpBuilder &b, const Stages &ring,
                                 BlockArgument arg, Value stage,
                                 int64_t firstKey, ArrayRef<int64_t> viewShape) {
-  int64_t offset = (arg == shape.keys ? 0 : stepKeys * rowBytes(shape.keys)) +
+  int64_t offset = (arg == inputK ? 0 : stepKeys * rowBytes(inputK)) +
                    firstKey * rowBytes(arg);
   Value at = arith::AddIOp::create(
       b, loc, ring.base,
@@ -266,8 +270,8 @@ void AttentionRows::copyStep(OpBuilder &b, const Stages &ring, Value stage,
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, loc, ring.full, indexConst(b, loc, stageBytes()), stage,
       /*predicate=*/Value());
-  for (auto [arg, map, batch] : {std::tuple(shape.keys, mapK, batchK),
-                                 std::tuple(shape.values, mapV, batchV)}) {
+  for (auto [arg, map, batch] :
+       {std::tuple(inputK, mapK, batchK), std::tuple(inputV, mapV, batchV)}) {
     int64_t columns = codegen::shapeOf(arg).back();
     for (int64_t first = 0; first < stepKeys; first += boxKeys)
       // Coordinates are innermost first.
@@ -395,8 +399,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
   int64_t dynamicShared = 0;
   if (stages) {
     // No swizzle: a lane reads its 16 elements of a row as they lie.
-    for (auto [arg, map] :
-         {std::pair(shape.keys, &mapK), std::pair(shape.values, &mapV)})
+    for (auto [arg, map] : {std::pair(inputK, &mapK), std::pair(inputV, &mapV)})
       *map = createTensorMap(
           b, loc, collapseBatches(b, loc, buffers.inputs[arg.getArgNumber()]),
           {1, boxKeys, codegen::shapeOf(arg).back()},
@@ -481,7 +484,7 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
           Value groupFirst = arith::MulIOp::create(
               b, loc, group, indexConst(b, loc, groupKeys));
 
-          Value q = loadRow(b, shape.queries, batch, query, part);
+          Value q = loadRow(b, inputQ, batch, query, part);
           Type scoreType =
               getElementTypeOrSelf(shape.scores.getResult().getType());
           auto outVector = VectorType::get({kAttentionRowsLaneElements}, f32);
@@ -511,8 +514,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
                                     codegen::shapeOf(arg).drop_back(2), out,
                                     batch);
             };
-            batchK = batchOf(shape.keys);
-            batchV = batchOf(shape.values);
+            batchK = batchOf(inputK);
+            batchV = batchOf(inputV);
             for (int64_t stage = 0; stage < stages; ++stage) {
               Value present =
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -578,8 +581,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
               for (int64_t u = 0; u < groupKeys; ++u) {
                 Value key = arith::AddIOp::create(b, loc, groupFirst,
                                                   indexConst(b, loc, u));
-                for (auto [arg, rows] : {std::pair(shape.keys, &ks),
-                                         std::pair(shape.values, &vs)}) {
+                for (auto [arg, rows] :
+                     {std::pair(inputK, &ks), std::pair(inputV, &vs)}) {
                   Value tile =
                       stagedView(b, ring, arg, stage, 0,
                                  {stepKeys, codegen::shapeOf(arg).back()});
@@ -598,8 +601,8 @@ LogicalResult AttentionRows::emit(OpBuilder &b) {
               }
             } else {
               for (Value j : js) {
-                ks.push_back(loadRow(b, shape.keys, batch, j, part));
-                vs.push_back(loadRow(b, shape.values, batch, j, part));
+                ks.push_back(loadRow(b, inputK, batch, j, part));
+                vs.push_back(loadRow(b, inputV, batch, j, part));
               }
             }
             // The step's scores: the group's dot products, rounded as the
@@ -883,7 +886,7 @@ LogicalResult codegen::emitAttentionRows(OpBuilder &b, Location loc,
                                plan.getThreads(), plan.getVector(),
                                plan.getRow(), cluster, plan.getPasses(), split);
   };
-  BlockArgument values = shape->values;
+  auto values = cast<BlockArgument>(shape->values);
   Value keys = memref::DimOp::create(
       b, loc, buffers.inputs[values.getArgNumber()],
       codegen::shapeOf(values).size() - 2);

@@ -27,7 +27,11 @@
 //
 // Rows and keys past the sequences' ends: the tensor maps are 3-D (batch,
 // row, column), so TMA fills zeros past each batch's rows, and keys past
-// the end are masked to -inf before the softmax. Under a key limit (a
+// the end are masked to -inf before the softmax. Q, K or V may be a view of
+// an input (heads sliced out of a projection `[B, S, 3 H, D]` and moved
+// before the sequence): its tensor map then has the view's rank and reads
+// it in place, a row of D elements at a time, where a copy kernel would
+// have written it out first. Under a key limit (a
 // causal mask computed from positions, AttentionKernelShape::KeyLimit) a
 // block goes only through the tiles up to its last row's last key, and
 // masks only in the steps that reach past a row's. The MMAs are NVVM's
@@ -77,8 +81,6 @@ constexpr int64_t kStages = 2;
 /// swizzle's width), 8 KiB.
 constexpr int64_t kBox = 64;
 constexpr int64_t kBoxBytes = kBox * kBox * 2;
-/// A box of the 3-D tensor maps (batch, row, column).
-constexpr int64_t kBoxShape[] = {1, kBox, kBox};
 /// The K extent of one warpgroup MMA (bf16, f16).
 constexpr int64_t kMmaK = 16;
 /// How a step's softmax reads the inputs read per score, if any.
@@ -359,26 +361,72 @@ private:
   /// The output's batch axes (all but the last two).
   SmallVector<Value> batchSizes(OpBuilder &b) const {
     SmallVector<Value> sizes = sizesOf(b, loc, buffers.outputs[0]);
+    if (shape.outputView)
+      sizes = llvm::map_to_vector(outputAxes(),
+                                  [&](unsigned d) { return sizes[d]; });
     sizes.resize(sizes.size() - 2);
     return sizes;
   }
   Value inputBuffer(BlockArgument arg) const {
     return buffers.inputs[arg.getArgNumber()];
   }
+  /// The output's buffer as the product's result is laid out: through the
+  /// inverse of the kernel's transpose where it stores the output
+  /// transposed (strides only).
+  Value outputBuffer(OpBuilder &b) const {
+    Value buffer = buffers.outputs[0];
+    if (!shape.outputView)
+      return buffer;
+    return memref::TransposeOp::create(
+        b, loc, buffer,
+        AffineMapAttr::get(
+            AffineMap::getPermutationMap(outputAxes(), b.getContext())));
+  }
+  /// The output's axis that each axis of the product is stored along (the
+  /// inverse of the kernel's transpose).
+  SmallVector<unsigned> outputAxes() const {
+    TransposeOp view = shape.outputView;
+    ArrayRef<int64_t> permutation = view.getPermutation();
+    SmallVector<unsigned> inverse(permutation.size());
+    for (auto [i, d] : llvm::enumerate(permutation))
+      inverse[d] = i;
+    return inverse;
+  }
   /// Whether the softmax reads inputs per score from global memory (not
   /// staged).
   bool readsScoresFromMemory() const {
     return !scoreInputs.empty() && !stageScores;
   }
-  /// Input `arg` (`[batch..., rows, head]`) as `[batches, rows, head]`.
-  Value asBatches(OpBuilder &b, BlockArgument arg) const;
-  /// The batch of input `arg` that the output's batch `batch` (a
-  /// multi-index) reads: its broadcast axes at 0, linearized.
-  Value batchOf(OpBuilder &b, BlockArgument arg, ArrayRef<Value> batch) const;
-  /// Rows of input `arg`'s sequence (its second-to-last size).
-  Value rowsOf(OpBuilder &b, BlockArgument arg) const {
-    int64_t rank = shapeOf(arg).size();
-    return memref::DimOp::create(b, loc, inputBuffer(arg), rank - 2);
+  /// On the host: what the tensor map of `operand` (Q, K, V or an input
+  /// read per score, `[batch..., rows, columns]`) reads. An input as
+  /// `[batches, rows, columns]` (collapseBatches: TMA fills zeros past each
+  /// batch's rows); a view of one (getViewedInput) as that view of its
+  /// buffer, of the view's rank (its batch axes need not collapse).
+  Value asBatches(OpBuilder &b, Value operand) const;
+  /// `operand` as the kernel reads it: a view replayed on its input's
+  /// buffer (subviews and transposes of memrefs, which only move strides).
+  Value viewOf(OpBuilder &b, Value operand) const;
+  /// The box of `operand`'s tensor map of `rows` x `columns` elements (1
+  /// along its batch axes).
+  static SmallVector<int64_t> boxOf(Value operand, int64_t rows,
+                                    int64_t columns) {
+    int64_t batchAxes =
+        isa<BlockArgument>(operand) ? 1 : shapeOf(operand).size() - 2;
+    SmallVector<int64_t> box(batchAxes, 1);
+    box.append({rows, columns});
+    return box;
+  }
+  /// The coordinates along the batch axes of `operand`'s tensor map
+  /// (innermost first) of the batch that the output's batch `batch` (a
+  /// multi-index) reads: its broadcast axes at 0; linearized (one) for an
+  /// input.
+  SmallVector<Value> batchOf(OpBuilder &b, Value operand,
+                             ArrayRef<Value> batch) const;
+  /// Size `dim` of `operand` (an input or a view of one).
+  Value sizeOf(OpBuilder &b, Value operand, int64_t dim) const;
+  /// Rows of `operand`'s sequence (its second-to-last size).
+  Value rowsOf(OpBuilder &b, Value operand) const {
+    return sizeOf(b, operand, shapeOf(operand).size() - 2);
   }
   LogicalResult emitBody(OpBuilder &b, const LaunchIds &ids, Value queryTiles);
   /// The output's batch axes (of more than one batch) that no input read
@@ -423,19 +471,67 @@ private:
 
 } // namespace
 
-Value AttentionTiles::asBatches(OpBuilder &b, BlockArgument arg) const {
-  return collapseBatches(b, loc, inputBuffer(arg));
+Value AttentionTiles::asBatches(OpBuilder &b, Value operand) const {
+  if (auto arg = dyn_cast<BlockArgument>(operand))
+    return collapseBatches(b, loc, inputBuffer(arg));
+  return viewOf(b, operand);
 }
 
-Value AttentionTiles::batchOf(OpBuilder &b, BlockArgument arg,
-                              ArrayRef<Value> batch) const {
-  return collapsedBatch(b, loc, inputBuffer(arg), shapeOf(arg).drop_back(2),
-                        shapeOf(KernelOp(kernel).getResult(0)).drop_back(2),
-                        batch);
+Value AttentionTiles::viewOf(OpBuilder &b, Value operand) const {
+  if (auto arg = dyn_cast<BlockArgument>(operand))
+    return inputBuffer(arg);
+  if (auto transpose = operand.getDefiningOp<TransposeOp>())
+    return memref::TransposeOp::create(
+        b, loc, viewOf(b, transpose.getX()),
+        AffineMapAttr::get(AffineMap::getPermutationMap(
+            llvm::map_to_vector(transpose.getPermutation(),
+                                [](int64_t d) { return unsigned(d); }),
+            b.getContext())));
+  auto slice = operand.getDefiningOp<SliceOp>();
+  Value source = viewOf(b, slice.getX());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (auto [d, size] : llvm::enumerate(shapeOf(slice.getResult()))) {
+    offsets.push_back(b.getIndexAttr(slice.getOffsets()[d]));
+    sizes.push_back(
+        ShapedType::isDynamic(size)
+            ? OpFoldResult(memref::DimOp::create(b, loc, source, d).getResult())
+            : OpFoldResult(b.getIndexAttr(size)));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
+}
+
+Value AttentionTiles::sizeOf(OpBuilder &b, Value operand, int64_t dim) const {
+  // A view's dynamic sizes are its input's (a slice keeps a dynamic axis
+  // whole), found through the transposes.
+  while (!isa<BlockArgument>(operand)) {
+    if (!ShapedType::isDynamic(shapeOf(operand)[dim]))
+      return indexConst(b, loc, shapeOf(operand)[dim]);
+    if (auto transpose = operand.getDefiningOp<TransposeOp>())
+      dim = transpose.getPermutation()[dim];
+    operand = operand.getDefiningOp()->getOperand(0);
+  }
+  return memref::DimOp::create(b, loc,
+                               inputBuffer(cast<BlockArgument>(operand)), dim);
+}
+
+SmallVector<Value> AttentionTiles::batchOf(OpBuilder &b, Value operand,
+                                           ArrayRef<Value> batch) const {
+  MatmulOp product = shape.output;
+  ArrayRef<int64_t> out = shapeOf(product.getResult()).drop_back(2);
+  ArrayRef<int64_t> axes = shapeOf(operand).drop_back(2);
+  if (auto arg = dyn_cast<BlockArgument>(operand))
+    return {collapsedBatch(b, loc, inputBuffer(arg), axes, out, batch)};
+  SmallVector<Value> coordinates;
+  for (std::optional<int64_t> source :
+       llvm::reverse(getBroadcastSources(axes, out)))
+    coordinates.push_back(source ? batch[*source] : indexConst(b, loc, 0));
+  return coordinates;
 }
 
 SmallVector<int64_t> AttentionTiles::axesScoresShare() const {
-  ArrayRef<int64_t> batch = shapeOf(KernelOp(kernel).getResult(0)).drop_back(2);
+  MatmulOp product = shape.output;
+  ArrayRef<int64_t> batch = shapeOf(product.getResult()).drop_back(2);
   SmallVector<bool> varies(batch.size(), false);
   for (BlockArgument arg : scoreInputs)
     for (std::optional<int64_t> source :
@@ -783,10 +879,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
             });
         TileLoop tiles = beginTiles();
         Value row0 = tiles.tile.row0, keyTiles = tiles.tile.keyTiles;
-        Value batchQ = batchOf(b, shape.queries, tiles.tile.batch);
-        Value batchK = batchOf(b, shape.keys, tiles.tile.batch);
-        Value batchV = batchOf(b, shape.values, tiles.tile.batch);
-        SmallVector<Value> batchScores;
+        SmallVector<Value> batchQ = batchOf(b, shape.queries, tiles.tile.batch);
+        SmallVector<Value> batchK = batchOf(b, shape.keys, tiles.tile.batch);
+        SmallVector<Value> batchV = batchOf(b, shape.values, tiles.tile.batch);
+        SmallVector<SmallVector<Value>> batchScores;
         if (stageScores)
           for (BlockArgument arg : scoreInputs)
             batchScores.push_back(batchOf(b, arg, tiles.tile.batch));
@@ -809,19 +905,23 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
             b, loc, full, byteConst(layout.queryBytes()), loaded,
             /*predicate=*/Value());
         // Coordinates are innermost first.
+        auto at = [&](Value column, Value row, ArrayRef<Value> batchAt) {
+          SmallVector<Value> coordinates = {column, row};
+          llvm::append_range(coordinates, batchAt);
+          return coordinates;
+        };
         for (int64_t g = 0; g < groups; ++g)
           for (int64_t h = 0; h < boxes; ++h)
             nvgpu::TmaAsyncLoadOp::create(
                 b, loc,
                 view(arith::AddIOp::create(b, loc, queryOffset,
                                            byteConst(layout.queries(g, h))),
-                     kBoxShape, element),
+                     boxOf(shape.queries, kBox, kBox), element),
                 full, mapQ,
-                ValueRange{
-                    indexConst(b, loc, h * kBox),
-                    arith::AddIOp::create(b, loc, row0,
-                                          indexConst(b, loc, g * kGroupRows)),
-                    batchQ},
+                at(indexConst(b, loc, h * kBox),
+                   arith::AddIOp::create(b, loc, row0,
+                                         indexConst(b, loc, g * kGroupRows)),
+                   batchQ),
                 loaded, /*multicastMask=*/Value(), /*predicate=*/Value());
         auto steps = scf::ForOp::create(b, loc, zero, keyTiles, one);
         {
@@ -871,11 +971,11 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                       b, loc,
                       view(b.createOrFold<arith::AddIOp>(loc, bufferBase,
                                                          byteConst(offset)),
-                           {1, kGroupRows, columns}, type),
+                           boxOf(arg, kGroupRows, columns), type),
                       full, map,
-                      ValueRange{arith::AddIOp::create(b, loc, key0,
-                                                       indexConst(b, loc, key)),
-                                 row, batchAt},
+                      at(arith::AddIOp::create(b, loc, key0,
+                                               indexConst(b, loc, key)),
+                         row, batchAt),
                       loaded, /*multicastMask=*/Value(),
                       /*predicate=*/Value());
                   offset += kGroupRows * 128;
@@ -907,10 +1007,12 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                            : layout.keys(0) + layout.keyBox(h, chunk);
                 nvgpu::TmaAsyncLoadOp::create(
                     b, loc,
-                    view(stageOffset(stage, offset), kBoxShape, element), full,
-                    values ? mapV : mapK,
-                    ValueRange{indexConst(b, loc, h * kBox), row,
-                               values ? batchV : batchK},
+                    view(stageOffset(stage, offset),
+                         boxOf(values ? shape.values : shape.keys, kBox, kBox),
+                         element),
+                    full, values ? mapV : mapK,
+                    at(indexConst(b, loc, h * kBox), row,
+                       values ? batchV : batchK),
                     loaded, /*multicastMask=*/Value(), /*predicate=*/Value());
               }
             }
@@ -1509,7 +1611,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   }
   Value noKeys =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, zero);
-  Value outBuffer = buffers.outputs[0];
+  Value outBuffer = outputBuffer(b);
   for (int64_t h = 0; h < 2; ++h) {
     emitIf(
         b, loc,
@@ -1563,15 +1665,18 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
 }
 
 LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
-  // On the host: the tensor maps (3-D, so that TMA fills zeros past each
+  // On the host: the tensor maps (asBatches: TMA fills zeros past each
   // batch's rows) and a block per batch and blockRows query rows.
-  mapQ = createTensorMap(b, loc, asBatches(b, shape.queries), kBoxShape);
-  mapK = createTensorMap(b, loc, asBatches(b, shape.keys), kBoxShape);
-  mapV = createTensorMap(b, loc, asBatches(b, shape.values), kBoxShape);
+  for (auto [operand, map] :
+       {std::pair(shape.queries, &mapQ), std::pair(shape.keys, &mapK),
+        std::pair(shape.values, &mapV)})
+    *map = createTensorMap(b, loc, asBatches(b, operand),
+                           boxOf(operand, kBox, kBox));
   if (stageScores)
     for (BlockArgument arg : scoreInputs)
-      scoreMaps.push_back(createTensorMap(
-          b, loc, asBatches(b, arg), {1, kGroupRows, scoreBoxColumns(arg)}));
+      scoreMaps.push_back(
+          createTensorMap(b, loc, asBatches(b, arg),
+                          boxOf(arg, kGroupRows, scoreBoxColumns(arg))));
   // A block per multiprocessor, each going through the tiles a grid apart,
   // so that a tile's Q and first K and V load while the tile before it
   // ends (the loader runs ahead by the stages and Q's buffer): H100,

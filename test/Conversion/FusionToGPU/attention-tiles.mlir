@@ -554,3 +554,69 @@ func.func @prefill_bias_transposed(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x6
   }
   return %0 : tensor<2x4x?x64xbf16>
 }
+
+// -----
+
+// Q, K and V as views of one projection (fusion-fuse-attention's heads
+// sliced out and moved before the sequence): each tensor map is of the
+// view, 4-D, made on the host from a subview and a transpose of the
+// projection's buffer (strides only, no copy), and its TMA loads take the
+// batch and head as coordinates.
+// CHECK-LABEL: func.func @prefill_views
+// CHECK: %[[QS:.+]] = memref.subview %arg0[0, 0, 0, 0] [2, %{{.+}}, 2, 64] [1, 1, 1, 1]
+// CHECK: %[[QT:.+]] = memref.transpose %[[QS]] (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+// CHECK: %[[QC:.+]] = memref.cast %[[QT]]
+// CHECK: nvgpu.tma.create.descriptor %[[QC]] box[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.subview %arg0[0, 0, 2, 0] [2, %{{.+}}, 2, 64]
+// CHECK: memref.subview %arg0[0, 0, 4, 0] [2, %{{.+}}, 2, 64]
+// CHECK: gpu.launch
+// CHECK: nvgpu.tma.async.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}], %{{.+}}[%{{.+}}] to %{{.+}} : <tensor = memref<1x1x64x64xbf16
+// CHECK: return
+// PTX-LABEL: gpu.binary @prefill_views_k0_module
+// PTX-SAME: cp.async.bulk.tensor.4d
+// PTX-NOT: cp.async.bulk.tensor.3d
+// PTX-SAME: wgmma.mma_async
+func.func @prefill_views(%x: tensor<2x?x6x64xbf16>) -> tensor<2x2x?x64xbf16> {
+  %0 = fusion.kernel attention "prefill_views_k0" (%x) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1]>} : (tensor<2x?x6x64xbf16>) -> tensor<2x2x?x64xbf16> {
+  ^bb0(%p: tensor<2x?x6x64xbf16>):
+    %qs = fusion.slice %p offsets = [0, 0, 0, 0] sizes = [2, -1, 2, 64] strides = [1, 1, 1, 1] : tensor<2x?x6x64xbf16> -> tensor<2x?x2x64xbf16>
+    %ks = fusion.slice %p offsets = [0, 0, 2, 0] sizes = [2, -1, 2, 64] strides = [1, 1, 1, 1] : tensor<2x?x6x64xbf16> -> tensor<2x?x2x64xbf16>
+    %vs = fusion.slice %p offsets = [0, 0, 4, 0] sizes = [2, -1, 2, 64] strides = [1, 1, 1, 1] : tensor<2x?x6x64xbf16> -> tensor<2x?x2x64xbf16>
+    %q = fusion.transpose %qs permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+    %k = fusion.transpose %ks permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+    %v = fusion.transpose %vs permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+    %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x?x64xbf16> -> tensor<2x2x64x?xbf16>
+    %s = fusion.matmul %q, %kt : (tensor<2x2x?x64xbf16>, tensor<2x2x64x?xbf16>) -> tensor<2x2x?x?xbf16>
+    %c = fusion.constant dense<0.125> : tensor<bf16>
+    %t = fusion.mul %s, %c : (tensor<2x2x?x?xbf16>, tensor<bf16>) -> tensor<2x2x?x?xbf16>
+    %pr = fusion.softmax %t axis = 3 : tensor<2x2x?x?xbf16>
+    %o = fusion.matmul %pr, %v : (tensor<2x2x?x?xbf16>, tensor<2x2x?x64xbf16>) -> tensor<2x2x?x64xbf16>
+    fusion.yield %o : tensor<2x2x?x64xbf16>
+  }
+  return %0 : tensor<2x2x?x64xbf16>
+}
+
+// -----
+
+// The output stored through the kernel's transpose (heads moved back after
+// the sequence): the output buffer viewed in the product's layout by the
+// inverse transpose, its rows stored where they lie.
+// CHECK-LABEL: func.func @prefill_output_view
+// CHECK: gpu.launch
+// CHECK: %[[OUT:.+]] = memref.transpose %arg3 (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+// CHECK: vector.store %{{.+}}, %[[OUT]][
+// CHECK: return
+// PTX-LABEL: gpu.binary @prefill_output_view_k0_module
+// PTX-SAME: wgmma.mma_async
+func.func @prefill_output_view(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x?x4x64xbf16> {
+  %0 = fusion.kernel attention "prefill_output_view_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x?x4x64xbf16> {
+  ^bb0(%a: tensor<2x4x?x64xbf16>, %b: tensor<2x4x?x64xbf16>, %c: tensor<2x4x?x64xbf16>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+    %p = fusion.softmax %s axis = 3 : tensor<2x4x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+    %t = fusion.transpose %o permutation = [0, 2, 1, 3] : tensor<2x4x?x64xbf16> -> tensor<2x?x4x64xbf16>
+    fusion.yield %t : tensor<2x?x4x64xbf16>
+  }
+  return %0 : tensor<2x?x4x64xbf16>
+}

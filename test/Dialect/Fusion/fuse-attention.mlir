@@ -342,3 +342,106 @@ func.func @logsumexp_refused(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v
   %o2 = fusion.matmul %p2, %v : (tensor<128x128xf32>, tensor<128x64xf32>) -> tensor<128x64xf32>
   return %o, %e, %o2, %l2 : tensor<128x64xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<128xf32>
 }
+
+// -----
+
+// Q, K and V as heads sliced out of one projection and moved before the
+// sequence (GPT-2's split, view, transpose): each reshape of a slice becomes
+// a slice of one reshape of the projection (a view between kernels), and
+// the slices and transposes join the kernel, which reads the projection in
+// place; the causal positions sized by Q take the size from the projection.
+// CHECK-LABEL: func @heads_of_a_projection
+// CHECK: %[[X:.+]] = fusion.reshape %arg0 : tensor<2x?x768xbf16> -> tensor<2x?x6x128xbf16>
+// CHECK-NOT: fusion.reshape
+// CHECK: %[[O:.+]] = fusion.kernel attention (%[[X]])
+// CHECK-NEXT: ^bb0(%[[P:.+]]: tensor<2x?x6x128xbf16>):
+// CHECK-DAG: %[[QS:.+]] = fusion.slice %[[P]] offsets = [0, 0, 0, 0] sizes = [2, -1, 2, 128] strides = [1, 1, 1, 1]
+// CHECK-DAG: %[[KS:.+]] = fusion.slice %[[P]] offsets = [0, 0, 2, 0]
+// CHECK-DAG: %[[VS:.+]] = fusion.slice %[[P]] offsets = [0, 0, 4, 0]
+// CHECK-DAG: %[[Q:.+]] = fusion.transpose %[[QS]] permutation = [0, 2, 1, 3]
+// CHECK-DAG: %[[K:.+]] = fusion.transpose %[[KS]] permutation = [0, 2, 1, 3]
+// CHECK-DAG: %[[V:.+]] = fusion.transpose %[[VS]] permutation = [0, 2, 1, 3]
+// CHECK: %[[KT:.+]] = fusion.transpose %[[K]] permutation = [0, 1, 3, 2]
+// CHECK: fusion.matmul %[[Q]], %[[KT]]
+// CHECK-DAG: fusion.iota dimension = 1 size_of %[[P]][1]
+// CHECK-DAG: fusion.iota dimension = 0 size_of %[[P]][1]
+// CHECK: fusion.softmax
+// CHECK: fusion.matmul %{{.+}}, %[[V]]
+// CHECK: fusion.yield
+// CHECK: return %[[O]]
+func.func @heads_of_a_projection(%x: tensor<2x?x768xbf16>) -> tensor<2x2x?x128xbf16> {
+  %q0 = fusion.slice %x offsets = [0, 0, 0] sizes = [2, -1, 256] strides = [1, 1, 1] : tensor<2x?x768xbf16> -> tensor<2x?x256xbf16>
+  %k0 = fusion.slice %x offsets = [0, 0, 256] sizes = [2, -1, 256] strides = [1, 1, 1] : tensor<2x?x768xbf16> -> tensor<2x?x256xbf16>
+  %v0 = fusion.slice %x offsets = [0, 0, 512] sizes = [2, -1, 256] strides = [1, 1, 1] : tensor<2x?x768xbf16> -> tensor<2x?x256xbf16>
+  %q1 = fusion.reshape %q0 : tensor<2x?x256xbf16> -> tensor<2x?x2x128xbf16>
+  %k1 = fusion.reshape %k0 : tensor<2x?x256xbf16> -> tensor<2x?x2x128xbf16>
+  %v1 = fusion.reshape %v0 : tensor<2x?x256xbf16> -> tensor<2x?x2x128xbf16>
+  %q = fusion.transpose %q1 permutation = [0, 2, 1, 3] : tensor<2x?x2x128xbf16> -> tensor<2x2x?x128xbf16>
+  %k = fusion.transpose %k1 permutation = [0, 2, 1, 3] : tensor<2x?x2x128xbf16> -> tensor<2x2x?x128xbf16>
+  %v = fusion.transpose %v1 permutation = [0, 2, 1, 3] : tensor<2x?x2x128xbf16> -> tensor<2x2x?x128xbf16>
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x?x128xbf16> -> tensor<2x2x128x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x?x128xbf16>, tensor<2x2x128x?xbf16>) -> tensor<2x2x?x?xbf16>
+  %row = fusion.iota dimension = 0 size_of %q[2] : tensor<2x2x?x128xbf16> -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %q[2] : tensor<2x2x?x128xbf16> -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF80> : tensor<bf16>
+  %m = fusion.select %seen, %s, %ninf : (tensor<?x?xi1>, tensor<2x2x?x?xbf16>, tensor<bf16>) -> tensor<2x2x?x?xbf16>
+  %p = fusion.softmax %m axis = 3 : tensor<2x2x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x2x?x?xbf16>, tensor<2x2x?x128xbf16>) -> tensor<2x2x?x128xbf16>
+  return %o : tensor<2x2x?x128xbf16>
+}
+
+// -----
+
+// The output's heads moved back after the sequence (as before an output
+// projection): the transpose joins the kernel, which stores its output
+// through it; the reshape merging the heads stays a view between kernels.
+// CHECK-LABEL: func @heads_moved_back
+// CHECK: %[[O:.+]] = fusion.kernel attention (%arg0, %arg1, %arg2) : {{.+}} -> tensor<2x?x4x64xbf16>
+// CHECK: fusion.softmax
+// CHECK: %[[R:.+]] = fusion.matmul
+// CHECK: %[[T:.+]] = fusion.transpose %[[R]] permutation = [0, 2, 1, 3]
+// CHECK: fusion.yield %[[T]]
+// CHECK: %[[M:.+]] = fusion.reshape %[[O]]
+// CHECK: return %[[M]]
+func.func @heads_moved_back(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x?x256xbf16> {
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x?x64xbf16> -> tensor<2x4x64x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x4x?x64xbf16>, tensor<2x4x64x?xbf16>) -> tensor<2x4x?x?xbf16>
+  %p = fusion.softmax %s axis = 3 : tensor<2x4x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x4x?x?xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16>
+  %t = fusion.transpose %o permutation = [0, 2, 1, 3] : tensor<2x4x?x64xbf16> -> tensor<2x?x4x64xbf16>
+  %m = fusion.reshape %t : tensor<2x?x4x64xbf16> -> tensor<2x?x256xbf16>
+  return %m : tensor<2x?x256xbf16>
+}
+
+// -----
+
+// A view read elsewhere too stays out (the kernel reads what it computes),
+// and so do views of a decode step's few query rows (the rows strategy
+// reads whole inputs).
+// CHECK-LABEL: func @views_kept_out
+// CHECK: %[[Q:.+]] = fusion.transpose %arg0 permutation = [0, 2, 1, 3]
+// CHECK: fusion.kernel attention (%[[Q]], %arg1)
+// CHECK: return %{{.+}}, %[[Q]]
+// CHECK-LABEL: func @decode_views
+// CHECK: %[[Q:.+]] = fusion.transpose %arg0 permutation = [0, 2, 1, 3]
+// CHECK: %[[K:.+]] = fusion.transpose %arg1 permutation = [0, 2, 1, 3]
+// CHECK: fusion.kernel attention (%[[Q]], %[[K]])
+func.func @views_kept_out(%x: tensor<2x?x2x64xbf16>, %y: tensor<2x?x2x64xbf16>) -> (tensor<2x2x?x64xbf16>, tensor<2x2x?x64xbf16>) {
+  %q = fusion.transpose %x permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+  %k = fusion.transpose %y permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x?x64xbf16> -> tensor<2x2x64x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x?x64xbf16>, tensor<2x2x64x?xbf16>) -> tensor<2x2x?x?xbf16>
+  %p = fusion.softmax %s axis = 3 : tensor<2x2x?x?xbf16>
+  %o = fusion.matmul %p, %k : (tensor<2x2x?x?xbf16>, tensor<2x2x?x64xbf16>) -> tensor<2x2x?x64xbf16>
+  return %o, %q : tensor<2x2x?x64xbf16>, tensor<2x2x?x64xbf16>
+}
+func.func @decode_views(%x: tensor<2x1x2x64xbf16>, %y: tensor<2x?x2x64xbf16>) -> tensor<2x2x1x64xbf16> {
+  %q = fusion.transpose %x permutation = [0, 2, 1, 3] : tensor<2x1x2x64xbf16> -> tensor<2x2x1x64xbf16>
+  %k = fusion.transpose %y permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x?x64xbf16> -> tensor<2x2x64x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x1x64xbf16>, tensor<2x2x64x?xbf16>) -> tensor<2x2x1x?xbf16>
+  %p = fusion.softmax %s axis = 3 : tensor<2x2x1x?xbf16>
+  %o = fusion.matmul %p, %k : (tensor<2x2x1x?xbf16>, tensor<2x2x?x64xbf16>) -> tensor<2x2x1x64xbf16>
+  return %o : tensor<2x2x1x64xbf16>
+}

@@ -13,7 +13,11 @@
 # at dynamic lengths (the positions sized by Q and K, the softmax in f32 and
 # the probabilities converted for the product, as fx spells it); a
 # bf16 bias converted and scaled in the program (that math joins the
-# kernel: the bias is read once as bf16).
+# kernel: the bias is read once as bf16); Q, K and V as heads sliced out of
+# one projection and moved before the sequence (GPT-2's split, view and
+# transpose), which the kernel reads in place, its output stored with the
+# heads moved back after the sequence and merged (as before an output
+# projection): the projection read once, no copies.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -121,7 +125,32 @@ func.func @bias_bf16(%q: tensor<2x2x24x32xbf16>, %kt: tensor<2x2x32x40xbf16>, %v
   %o = fusion.matmul %p, %v : (tensor<2x2x24x40xbf16>, tensor<2x2x40x16xbf16>) -> tensor<2x2x24x16xbf16>
   return %o : tensor<2x2x24x16xbf16>
 }
-""")
+"""
+    # Q, K and V read in place from one projection, the output stored
+    # transposed, at dynamic and static lengths (the static one's traffic
+    # counted).
+    + "".join("""
+func.func @heads_view{suffix}(%x: tensor<2x{n}x96xf32>) -> tensor<2x{n}x32xf32> {{
+  %q0 = fusion.slice %x offsets = [0, 0, 0] sizes = [2, -1, 32] strides = [1, 1, 1] : tensor<2x{n}x96xf32> -> tensor<2x{n}x32xf32>
+  %k0 = fusion.slice %x offsets = [0, 0, 32] sizes = [2, -1, 32] strides = [1, 1, 1] : tensor<2x{n}x96xf32> -> tensor<2x{n}x32xf32>
+  %v0 = fusion.slice %x offsets = [0, 0, 64] sizes = [2, -1, 32] strides = [1, 1, 1] : tensor<2x{n}x96xf32> -> tensor<2x{n}x32xf32>
+  %q1 = fusion.reshape %q0 : tensor<2x{n}x32xf32> -> tensor<2x{n}x2x16xf32>
+  %k1 = fusion.reshape %k0 : tensor<2x{n}x32xf32> -> tensor<2x{n}x2x16xf32>
+  %v1 = fusion.reshape %v0 : tensor<2x{n}x32xf32> -> tensor<2x{n}x2x16xf32>
+  %q = fusion.transpose %q1 permutation = [0, 2, 1, 3] : tensor<2x{n}x2x16xf32> -> tensor<2x2x{n}x16xf32>
+  %k = fusion.transpose %k1 permutation = [0, 2, 1, 3] : tensor<2x{n}x2x16xf32> -> tensor<2x2x{n}x16xf32>
+  %v = fusion.transpose %v1 permutation = [0, 2, 1, 3] : tensor<2x{n}x2x16xf32> -> tensor<2x2x{n}x16xf32>
+  %kt = fusion.transpose %k permutation = [0, 1, 3, 2] : tensor<2x2x{n}x16xf32> -> tensor<2x2x16x{n}xf32>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x{n}x16xf32>, tensor<2x2x16x{n}xf32>) -> tensor<2x2x{n}x{n}xf32>
+  %c = fusion.constant dense<0.25> : tensor<f32>
+  %t = fusion.mul %s, %c : (tensor<2x2x{n}x{n}xf32>, tensor<f32>) -> tensor<2x2x{n}x{n}xf32>
+  %p = fusion.softmax %t axis = 3 : tensor<2x2x{n}x{n}xf32>
+  %o = fusion.matmul %p, %v : (tensor<2x2x{n}x{n}xf32>, tensor<2x2x{n}x16xf32>) -> tensor<2x2x{n}x16xf32>
+  %ot = fusion.transpose %o permutation = [0, 2, 1, 3] : tensor<2x2x{n}x16xf32> -> tensor<2x{n}x2x16xf32>
+  %om = fusion.reshape %ot : tensor<2x{n}x2x16xf32> -> tensor<2x{n}x32xf32>
+  return %om : tensor<2x{n}x32xf32>
+}}
+""".format(suffix=suffix, n=n) for suffix, n in (("", "?"), ("_static", "24"))))
 
 fused_dir, unfused_dir = os.path.join(work_dir, "fused"), os.path.join(work_dir, "unfused")
 os.makedirs(fused_dir), os.makedirs(unfused_dir)
@@ -187,6 +216,13 @@ def bias_bf16(q, kt, v, bias):
     return softmax(s) @ f64(v)
 
 
+def heads_view(x):
+    heads = f64(x).reshape(x.shape[0], x.shape[1], 3, 2, 16).transpose(2, 0, 3, 1, 4)
+    s = heads[0] @ np.swapaxes(heads[1], -1, -2) * 0.25
+    o = softmax(s) @ heads[2]
+    return o.transpose(0, 2, 1, 3).reshape(x.shape[0], x.shape[1], 32)
+
+
 def padded(q, kt, v, keep):
     s = np.where(keep, f64(q) @ f64(kt), -np.inf)
     return softmax(s) @ f64(v)
@@ -238,6 +274,11 @@ kt = rng.uniform(-0.5, 0.5, (2, 2, 32, 40)).astype(bf16)
 v = rng.uniform(-1, 1, (2, 2, 40, 16)).astype(bf16)
 bias = rng.uniform(-2, 2, (2, 2, 24, 40)).astype(bf16)
 cases.append(("bias_bf16", "bias_bf16", (q, kt, v, bias), [bias_bf16(q, kt, v, bias)], "bf16"))
+for length in (1, 7, 33):
+    x = rng.uniform(-1, 1, (2, length, 96)).astype(np.float32)
+    cases.append((f"heads_view[{length}]", "heads_view", (x,), [heads_view(x)], "f32"))
+x = rng.uniform(-1, 1, (2, 24, 96)).astype(np.float32)
+cases.append(("heads_view_static", "heads_view_static", (x,), [heads_view(x)], "f32"))
 
 for label, name, inputs, expected, element in cases:
     fused.reset_traffic()

@@ -771,6 +771,26 @@ static std::optional<AttentionKernelShape::KeyLimit> getKeyLimit(Value x) {
   return AttentionKernelShape::KeyLimit{kept, offset};
 }
 
+BlockArgument fusion::getViewedInput(Value operand) {
+  int64_t last = shapeOf(operand).size() - 1;
+  while (!isa<BlockArgument>(operand)) {
+    Operation *op = operand.getDefiningOp();
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      if (transpose.getPermutation().back() != last)
+        return BlockArgument();
+      operand = transpose.getX();
+    } else if (auto slice = dyn_cast<SliceOp>(op)) {
+      if (llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }) ||
+          shapeOf(slice.getResult()).back() != shapeOf(slice.getX()).back())
+        return BlockArgument();
+      operand = slice.getX();
+    } else {
+      return BlockArgument();
+    }
+  }
+  return cast<BlockArgument>(operand);
+}
+
 /// The inputs read per score of attention `shape`
 /// (AttentionKernelShape::scoreInputs).
 static SmallVector<BlockArgument> scoreInputsOf(AttentionKernelShape shape) {
@@ -783,8 +803,10 @@ static SmallVector<BlockArgument> scoreInputsOf(AttentionKernelShape shape) {
       continue;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       ArrayRef<int64_t> sizes = shapeOf(arg);
-      if (arg != shape.queries && arg != shape.keys && arg != shape.values &&
-          sizes.size() >= 2 && sizes.back() != 1 && sizes.end()[-2] != 1)
+      if (arg != getViewedInput(shape.queries) &&
+          arg != getViewedInput(shape.keys) &&
+          arg != getViewedInput(shape.values) && sizes.size() >= 2 &&
+          sizes.back() != 1 && sizes.end()[-2] != 1)
         found.insert(arg);
       continue;
     }
@@ -803,10 +825,19 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   }
   AttentionKernelShape shape;
   ValueRange results = kernel.getYield().getValues();
-  shape.output = results.front().getDefiningOp<MatmulOp>();
+  Value first = results.front();
+  if (auto view = first.getDefiningOp<TransposeOp>();
+      view && results.size() == 1 &&
+      view.getPermutation().back() ==
+          static_cast<int64_t>(view.getPermutation().size()) - 1) {
+    shape.outputView = view;
+    first = view.getX();
+  }
+  shape.output = first.getDefiningOp<MatmulOp>();
   if (results.size() > 2 || !shape.output) {
-    why = "the kernel's first result is not a product, or it has more than "
-          "two";
+    why = "the kernel's first result is not a product (or its transpose "
+          "keeping the last axis last, as the only result), or it has more "
+          "than two";
     return failure();
   }
   // The probabilities, or their convert to V's type (a softmax over f32
@@ -815,10 +846,10 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   if (auto convert = probabilities.getDefiningOp<ConvertOp>())
     probabilities = convert.getX();
   shape.softmax = probabilities.getDefiningOp<SoftmaxOp>();
-  shape.values = dyn_cast<BlockArgument>(shape.output.getB());
-  if (!shape.softmax || !shape.values) {
+  shape.values = shape.output.getB();
+  if (!shape.softmax || !getViewedInput(shape.values)) {
     why = "the output is not the softmax's product (or its convert's) with "
-          "an input (V)";
+          "an input (V) or a view of one";
     return failure();
   }
   if (results.size() == 2) {
@@ -839,12 +870,12 @@ fusion::getAttentionKernelShape(KernelOp kernel, std::string &why) {
   }
   shape.scores = products.front() == shape.output ? products.back()
                                                   : products.front();
-  shape.queries = dyn_cast<BlockArgument>(shape.scores.getA());
+  shape.queries = shape.scores.getA();
   auto [keys, transposed] = storedOperand(shape.scores.getB());
-  shape.keys = dyn_cast<BlockArgument>(keys);
+  shape.keys = keys;
   shape.keysTransposed = transposed;
-  if (!shape.queries || !shape.keys) {
-    why = "Q and K are not kernel inputs";
+  if (!getViewedInput(shape.queries) || !getViewedInput(shape.keys)) {
+    why = "Q and K are not kernel inputs or views of them";
     return failure();
   }
   shape.keyLimit = getKeyLimit(shape.softmax.getX());
@@ -878,7 +909,7 @@ static std::string whyNotKeyRowsAttention(KernelOp kernel,
   if (!shape.keysTransposed)
     return "K^T is stored as it is (the GPU strategies read rows of K)";
   if (shapeOf(shape.scores.getResult()).drop_back(2) !=
-      shapeOf(kernel.getResult(0)).drop_back(2))
+      shapeOf(shape.output.getResult()).drop_back(2))
     return "V has batch axes the scores broadcast over";
   return "";
 }
@@ -890,6 +921,13 @@ std::string fusion::whyNotAttentionRows(KernelOp kernel) {
   if (shape.logSumExp)
     return "the log-sum-exp of the scores as a second result (the rows "
            "strategy writes the output only)";
+  for (Value operand : {shape.queries, shape.keys, shape.values})
+    if (!isa<BlockArgument>(operand))
+      return "Q, K or V is a view of an input (the rows strategy reads them "
+             "whole)";
+  if (shape.outputView)
+    return "the output is stored transposed (the rows strategy writes it "
+           "whole)";
   ArrayRef<int64_t> q = shapeOf(shape.queries);
   int64_t queries = q[q.size() - 2];
   if (ShapedType::isDynamic(queries) || queries > kAttentionRowsMaxQueries)
@@ -942,7 +980,7 @@ int64_t fusion::getAttentionSharedRows(KernelOp kernel) {
   ArrayRef<int64_t> batch = out.drop_back(2);
   // An output batch axis K or V reads at index 0 (broadcast), innermost
   // first, while every axis inside it is one too.
-  auto broadcast = [&](BlockArgument arg) {
+  auto broadcast = [&](Value arg) {
     SmallVector<bool> read(batch.size(), false);
     for (std::optional<int64_t> source :
          getBroadcastSources(shapeOf(arg).drop_back(2), batch))
@@ -1014,6 +1052,13 @@ std::string fusion::whyNotAttentionTiles(KernelOp kernel,
   int64_t head = shapeOf(shape.queries).back();
   if ((head != 64 && head != 128) || shapeOf(shape.values).back() != head)
     return "head sizes other than one D = Dv of 64 or 128";
+  // A view's tensor map has its rank (a plain input's is 3-D: its batch
+  // axes collapse); a view's rows are whole rows of D elements of its
+  // input, so its start and strides are multiples of 16 bytes.
+  for (Value operand : {shape.queries, shape.keys, shape.values})
+    if (!isa<BlockArgument>(operand) && shapeOf(operand).size() > 5)
+      return "Q, K or V is a view of more than 5 dimensions (a tensor map "
+             "has at most 5)";
   return "";
 }
 

@@ -39,6 +39,9 @@ struct Attention {
   /// kernel's second result.
   LogSumExpOp logSumExp;
   Value keys;
+  /// The kernel's first result: the output's product, or its transpose
+  /// (collectOutputView).
+  Value result;
 };
 
 ArrayRef<int64_t> shapeOf(Value value) {
@@ -146,6 +149,164 @@ void collectInputMath(ArrayRef<Operation *> math,
         ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
 }
 
+/// `reshape` of a slice of `x` that splits the sliced axis at multiples of
+/// the new inner sizes (heads of D split out of the slice of a projection
+/// `[B, S, 3 H D]` that holds Q's features) rewritten as that slice of `x`
+/// reshaped (`[B, S, 3 H, D]`, a view between kernels), so that the slice
+/// can join a kernel; the same values. Reuses a reshape of `x` to that
+/// shape where there is one before the slice. Null where `reshape` is not
+/// such a reshape.
+SliceOp hoistReshape(ReshapeOp reshape) {
+  auto slice = reshape.getX().getDefiningOp<SliceOp>();
+  if (!slice ||
+      llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
+    return SliceOp();
+  ArrayRef<int64_t> whole = shapeOf(slice.getX()), cut = shapeOf(slice),
+                    split = shapeOf(reshape);
+  int64_t rank = cut.size(), parts = split.size() - rank + 1;
+  if (parts < 2)
+    return SliceOp();
+  // The one axis `a` of the slice that the reshape splits, into static
+  // sizes; every other axis whole (offset 0).
+  int64_t a = 0;
+  while (a < rank && cut[a] == split[a])
+    ++a;
+  if (a == rank || ShapedType::isDynamic(cut[a]) ||
+      ShapedType::isDynamic(whole[a]) ||
+      cut.drop_front(a + 1) != split.drop_front(a + parts))
+    return SliceOp();
+  ArrayRef<int64_t> pieces = split.slice(a, parts);
+  if (llvm::any_of(pieces, ShapedType::isDynamic))
+    return SliceOp();
+  int64_t inner = 1;
+  for (int64_t size : pieces.drop_front())
+    inner *= size;
+  int64_t offset = slice.getOffsets()[a];
+  if (inner * pieces.front() != cut[a] || offset % inner != 0 ||
+      whole[a] % inner != 0)
+    return SliceOp();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a && (slice.getOffsets()[d] != 0 || cut[d] != whole[d]))
+      return SliceOp();
+
+  SmallVector<int64_t> reshaped(whole.take_front(a));
+  reshaped.push_back(whole[a] / inner);
+  llvm::append_range(reshaped, pieces.drop_front());
+  llvm::append_range(reshaped, whole.drop_front(a + 1));
+  auto type = RankedTensorType::get(reshaped, getElementTypeOrSelf(reshape));
+  Value source = slice.getX();
+  ReshapeOp view;
+  for (Operation *user : source.getUsers())
+    if (auto other = dyn_cast<ReshapeOp>(user);
+        other && other.getType() == type &&
+        other->getBlock() == slice->getBlock() && other->isBeforeInBlock(slice))
+      view = other;
+  OpBuilder b(slice);
+  if (!view)
+    view = ReshapeOp::create(b, reshape.getLoc(), type, source);
+  SmallVector<int64_t> offsets(reshaped.size(), 0), sizes,
+      strides(reshaped.size(), 1);
+  offsets[a] = offset / inner;
+  for (auto [d, size] : llvm::enumerate(split))
+    sizes.push_back(ShapedType::isDynamic(size) ? -1 : size);
+  b.setInsertionPoint(reshape);
+  auto hoisted = SliceOp::create(b, reshape.getLoc(), reshape.getType(), view,
+                                 offsets, sizes, strides);
+  reshape.replaceAllUsesWith(hoisted.getResult());
+  reshape.erase();
+  if (slice.use_empty())
+    slice.erase();
+  return hoisted;
+}
+
+/// Whether the attention kernel reads `op`'s result in place
+/// (getViewedInput): a slice of unit strides or a transpose, either
+/// keeping the last axis whole and last.
+bool isReadInPlace(Operation *op) {
+  int64_t last = shapeOf(op->getResult(0)).size() - 1;
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return transpose.getPermutation().back() == last;
+  auto slice = dyn_cast<SliceOp>(op);
+  return slice &&
+         llvm::all_of(slice.getStrides(), [](int64_t s) { return s == 1; }) &&
+         shapeOf(slice).back() == shapeOf(slice.getX()).back();
+}
+
+/// Whether the attention kernel would read its operands through views
+/// and store its output through one: where attention_tiles runs it (more
+/// than kAttentionRowsMaxQueries query rows, or a dynamic number); the
+/// rows strategy reads and writes whole tensors.
+bool readsViews(Attention &attention) {
+  int64_t queries = shapeOf(attention.scores.getA()).end()[-2];
+  return ShapedType::isDynamic(queries) || queries > kAttentionRowsMaxQueries;
+}
+
+/// Adds to `attention` the transpose that alone reads the output's product
+/// where it keeps the last axis last (the heads moved back after the
+/// sequence before an output projection) and the kernel has no second
+/// result: the kernel stores its output through it, where a transpose
+/// kernel would have copied it.
+void collectOutputView(Attention &attention) {
+  Value product = attention.output.getResult();
+  if (!readsViews(attention) || attention.logSumExp || !product.hasOneUse())
+    return;
+  auto transpose = dyn_cast<TransposeOp>(*product.user_begin());
+  if (!transpose || transpose->getBlock() != attention.output->getBlock() ||
+      transpose.getPermutation().back() !=
+          static_cast<int64_t>(shapeOf(product).size()) - 1)
+    return;
+  attention.ops.push_back(transpose);
+  attention.result = transpose.getResult();
+}
+
+/// Adds to `attention` the views Q, K and V are computed by from kernel
+/// inputs (isReadInPlace; a reshape of a slice hoisted above it first)
+/// where nothing outside the attention reads them, so that the kernel reads
+/// its operands where they lie instead of copies written before it
+/// (readsViews). Sorts the ops in program order where it adds any.
+void collectOperandViews(Attention &attention) {
+  if (!readsViews(attention))
+    return;
+  Block *block = attention.output->getBlock();
+  llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
+                                            attention.ops.end());
+  bool added = false;
+  for (Value operand : {Value(attention.scores.getA()), attention.keys,
+                        Value(attention.output.getB())}) {
+    while (Operation *op = operand.getDefiningOp()) {
+      if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+        SliceOp hoisted = hoistReshape(reshape);
+        if (!hoisted)
+          break;
+        op = hoisted;
+      }
+      if (op->getBlock() != block || inside.contains(op) || !isReadInPlace(op))
+        break;
+      // Positions sized by the view (a causal mask's) take the size from
+      // its operand: a dynamic axis is the operand's, whole.
+      for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+        if (auto iota = dyn_cast<IotaOp>(user)) {
+          int64_t dim = *iota.getSourceDimension();
+          if (auto transpose = dyn_cast<TransposeOp>(op))
+            dim = transpose.getPermutation()[dim];
+          iota.getSourceMutable().assign(op->getOperand(0));
+          iota.setSourceDimension(dim);
+        }
+      if (!llvm::all_of(op->getUsers(),
+                        [&](Operation *user) { return inside.contains(user); }))
+        break;
+      inside.insert(op);
+      attention.ops.push_back(op);
+      added = true;
+      operand = op->getOperand(0);
+    }
+  }
+  if (added)
+    llvm::sort(attention.ops, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+}
+
 /// The attention around `softmax`, or a reason; an empty reason when the
 /// softmax neither reads nor feeds a product (not a candidate).
 FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
@@ -217,6 +378,9 @@ FailureOr<Attention> matchAttention(SoftmaxOp softmax, std::string &reason) {
   attention.output = output;
   attention.logSumExp = logSumExp;
   attention.keys = keys;
+  attention.result = output.getResult();
+  collectOperandViews(attention);
+  collectOutputView(attention);
   return attention;
 }
 
@@ -263,7 +427,7 @@ void inlineKernel(KernelOp kernel) {
 /// outside in program order (splat constants and index math are cloned
 /// in, with the source an iota takes its size from: Q or K where the
 /// program takes the sequence lengths from them); its results are the
-/// output product's and the log-sum-exp's, if any.
+/// output product's (or its transpose's) and the log-sum-exp's, if any.
 KernelOp formKernel(const Attention &attention) {
   llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
                                             attention.ops.end());
@@ -275,9 +439,16 @@ KernelOp formKernel(const Attention &attention) {
       inputs.push_back(operand);
   };
   MatmulOp scores = attention.scores;
-  addInput(scores.getA());
-  addInput(attention.keys);
-  addInput(output.getB());
+  // Q, K and V, or the inputs their views read, first.
+  auto viewed = [&](Value operand) {
+    while (inside.contains(operand.getDefiningOp()) &&
+           isReadInPlace(operand.getDefiningOp()))
+      operand = operand.getDefiningOp()->getOperand(0);
+    return operand;
+  };
+  addInput(viewed(scores.getA()));
+  addInput(viewed(attention.keys));
+  addInput(viewed(output.getB()));
   for (Operation *op : attention.ops)
     for (Value operand : op->getOperands())
       addInput(operand);
@@ -296,7 +467,7 @@ KernelOp formKernel(const Attention &attention) {
   OpBuilder builder(output);
   SmallVector<Location> locations = llvm::map_to_vector(
       attention.ops, [](Operation *op) { return op->getLoc(); });
-  SmallVector<Value> results = {output.getResult()};
+  SmallVector<Value> results = {attention.result};
   if (attention.logSumExp)
     results.push_back(attention.logSumExp->getResult(0));
   auto kernel = KernelOp::create(builder, builder.getFusedLoc(locations),

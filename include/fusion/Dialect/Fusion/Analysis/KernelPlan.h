@@ -275,12 +275,19 @@ std::string whyNotWgmma(KernelOp kernel, const GpuTarget &target);
 /// after their math), the softmax, the output's product with V.
 struct AttentionKernelShape {
   MatmulOp scores, output;
+  /// Where the kernel's first result is the output's product transposed
+  /// (the heads moved back after the sequence, keeping the last axis last,
+  /// as a model does before its output projection): that transpose, which
+  /// the output is stored through; null otherwise.
+  TransposeOp outputView;
   SoftmaxOp softmax;
-  /// Q `[..., Sq, D]` and V `[..., Sk, Dv]`: kernel inputs.
-  BlockArgument queries, values;
+  /// Q `[..., Sq, D]` and V `[..., Sk, Dv]`: kernel inputs, or views of
+  /// them (getViewedInput: heads sliced out of a projection and moved
+  /// before the sequence, read in place).
+  Value queries, values;
   /// K `[..., Sk, D]` when the kernel transposes it, else K^T `[..., D,
-  /// Sk]` as stored (`keysTransposed`).
-  BlockArgument keys;
+  /// Sk]` as stored (`keysTransposed`); an input or a view of one.
+  Value keys;
   bool keysTransposed = false;
   /// The log-sum-exp over the keys of what the softmax reads, when it is
   /// the kernel's second result (null otherwise).
@@ -300,6 +307,12 @@ struct AttentionKernelShape {
   /// read once per score.
   SmallVector<BlockArgument> scoreInputs;
 };
+
+/// The kernel input that `operand` (a value of a kernel body) is, or is a
+/// view of through slices of unit strides and transposes that keep the last
+/// axis whole and last (so each row of the view is a contiguous row of the
+/// input, where TMA reads it); null otherwise.
+BlockArgument getViewedInput(Value operand);
 
 /// The attention structure of `kernel`, or why it has none (`why`).
 FailureOr<AttentionKernelShape> getAttentionKernelShape(KernelOp kernel,
