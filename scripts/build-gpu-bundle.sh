@@ -114,6 +114,12 @@ attention = os.path.join(bundle, "attention_prefill.mlir")
 with open(attention, "w") as f:
     f.write(attention_prefill.MODULE)
 print(cuda.compile(attention, build, bundle))
+# Attention reading its operands as views of a projection (attention_tiles).
+import attention_views
+attention = os.path.join(bundle, "attention_views.mlir")
+with open(attention, "w") as f:
+    f.write(attention_views.MODULE)
+print(cuda.compile(attention, build, bundle))
 # The same programs with the generated matmuls (tensor-core kernels where
 # they apply) and any epilogue fused.
 print(cuda.compile(source, build, bundle, matmul_backend="generated", matmul_epilogue="any",

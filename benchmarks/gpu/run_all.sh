@@ -39,6 +39,7 @@ FUSION_CACHE_DIR=$PWD/fusion-cache FUSION_BUILD_DIR=$PWD LD_LIBRARY_PATH=$PWD${L
   python3 compile_check.py 2>&1 | grep -vi warning > "$OUT/compile_check.txt" || status=1
 python3 attention_decode.py 2>&1 | grep -vi warning > "$OUT/attention_decode.txt" || status=1
 python3 attention_prefill.py 2>&1 | grep -vi warning > "$OUT/attention_prefill.txt" || status=1
+python3 attention_views.py 2>&1 | grep -vi warning > "$OUT/attention_views.txt" || status=1
 python3 run_bench.py full 2>&1 | grep -vi warning > "$OUT/bench.txt" || status=1
 python3 run_bench.py reductions 2>&1 | grep -vi warning > "$OUT/bench_reductions.txt" || status=1
 python3 matmul_bench.py 2>&1 | grep -vi warning > "$OUT/matmul_bench.txt" || status=1

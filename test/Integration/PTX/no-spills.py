@@ -2,7 +2,8 @@
 # codegen cases (flat tails, cluster-split wide rows, tiled matmul with
 # epilogues), the matmul cases (tensor-core tiles, gated pairs), the
 # prefill attention programs (attention_tiles: two and three multiplying
-# warpgroups, biases staged and read from memory, causal) and 100 random
+# warpgroups, biases staged and read from memory, causal, Q, K and V read
+# as views of a projection and the output stored transposed) and 100 random
 # fusion graphs (fused), compiled to PTX for sm_90 (sm_90a where a kernel
 # uses wgmma) and assembled by ptxas -v: no kernel spills registers or has
 # a local-memory stack frame, but those in SPILLS_OUTSIDE_LOOPS, by at most
@@ -17,6 +18,7 @@ import sys
 build_dir, src_root, work_dir = sys.argv[1:4]
 sys.path.insert(0, os.path.join(src_root, "benchmarks", "gpu"))
 import attention_prefill  # noqa: E402
+import attention_views  # noqa: E402
 import codegen_cases  # noqa: E402
 import matmul_cases  # noqa: E402
 import workloads  # noqa: E402
@@ -35,6 +37,9 @@ with open(matmuls, "w") as f:
 attention = os.path.join(work_dir, "attention_prefill.mlir")
 with open(attention, "w") as f:
     f.write(attention_prefill.MODULE)
+views = os.path.join(work_dir, "attention_views.mlir")
+with open(views, "w") as f:
+    f.write(attention_views.MODULE)
 graphs = os.path.join(work_dir, "graphs.mlir")
 with open(graphs, "w") as f:
     f.write("\n".join(random_graphs.random_graph(500000 + i).mlir for i in range(100)))
@@ -49,7 +54,7 @@ SPILLS_OUTSIDE_LOOPS = {"prefill_bias_k0": (8, 8)}
 
 failures, kernels = [], 0
 for module, fuse in ((source, "true"), (source, "false"), (cases, "true"), (matmuls, "true"),
-                     (attention, "true"), (graphs, "true")):
+                     (attention, "true"), (views, "true"), (graphs, "true")):
     resources = cuda.kernel_resources(
         module, build_dir, os.path.join(work_dir, f"{os.path.basename(module)}.{fuse}"),
         f"fuse={fuse} matmul-epilogue=any matmul-backend=generated")
