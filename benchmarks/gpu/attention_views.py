@@ -11,7 +11,8 @@ them where they lie (4-D tensor maps of strided views), where the build
 before wrote them out first (a slice kernel and a transpose kernel). The
 softmax in f32, its probabilities converted for the product, as fx spells
 scaled_dot_product_attention; a causal variant takes its positions' sizes
-from Q.
+from Q; `views_gqa` takes Q, K and V `[B, S, heads, D]` with 4 K/V heads
+for 16 query heads, in the grouped form fx imports repeat_kv as.
 
 Checks against PyTorch in float64 at ragged lengths, outputs poisoned
 first; then the time per call (triton.testing.do_bench, preallocated
@@ -83,7 +84,53 @@ func.func @{name}(%x: {x}) -> {result} {{{heads}
 """
 
 
-MODULE = "".join(_function(name, *program) for name, program in PROGRAMS.items())
+# Grouped-query heads as fx imports a Llama attention whose K and V are
+# repeated (repeat_kv): Q, K and V `[B, S, heads, D]` moved before the
+# sequence, Q's heads split into KV_HEADS groups and K and V given a size-1
+# group axis (the reshapes fusion-fuse-attention moves under the
+# transposes), causal.
+KV_HEADS = 4
+GQA = "views_gqa"
+
+
+def _grouped(dim=128):
+    group = HEADS // KV_HEADS
+    q = f"tensor<{BATCH}x?x{HEADS}x{dim}xbf16>"
+    kv = f"tensor<{BATCH}x?x{KV_HEADS}x{dim}xbf16>"
+    q4 = f"tensor<{BATCH}x{HEADS}x?x{dim}xbf16>"
+    kv4 = f"tensor<{BATCH}x{KV_HEADS}x?x{dim}xbf16>"
+    q5 = f"tensor<{BATCH}x{KV_HEADS}x{group}x?x{dim}xbf16>"
+    kv5 = f"tensor<{BATCH}x{KV_HEADS}x1x?x{dim}xbf16>"
+    kt = f"tensor<{BATCH}x{KV_HEADS}x1x{dim}x?xbf16>"
+    s = f"tensor<{BATCH}x{KV_HEADS}x{group}x?x?x"
+    return f"""
+func.func @{GQA}(%xq: {q}, %xk: {kv}, %xv: {kv}) -> {q4} {{
+  %q4 = fusion.transpose %xq permutation = [0, 2, 1, 3] : {q} -> {q4}
+  %k4 = fusion.transpose %xk permutation = [0, 2, 1, 3] : {kv} -> {kv4}
+  %v4 = fusion.transpose %xv permutation = [0, 2, 1, 3] : {kv} -> {kv4}
+  %q = fusion.reshape %q4 : {q4} -> {q5}
+  %k = fusion.reshape %k4 : {kv4} -> {kv5}
+  %v = fusion.reshape %v4 : {kv4} -> {kv5}
+  %kt = fusion.transpose %k permutation = [0, 1, 2, 4, 3] : {kv5} -> {kt}
+  %s = fusion.matmul %q, %kt : ({q5}, {kt}) -> {s}bf16>
+  %sf = fusion.convert %s : {s}bf16> to {s}f32>
+  %c = fusion.constant dense<{dim ** -0.5}> : tensor<f32>
+  %sc = fusion.mul %sf, %c : ({s}f32>, tensor<f32>) -> {s}f32>
+  %row = fusion.iota dimension = 0 size_of %q[3] : {q5} -> tensor<?x1xf32>
+  %key = fusion.iota dimension = 1 size_of %k[3] : {kv5} -> tensor<1x?xf32>
+  %seen = fusion.cmp le, %key, %row : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xi1>
+  %ninf = fusion.constant dense<0xFF800000> : tensor<f32>
+  %m = fusion.select %seen, %sc, %ninf : (tensor<?x?xi1>, {s}f32>, tensor<f32>) -> {s}f32>
+  %pf = fusion.softmax %m axis = 4 : {s}f32>
+  %p = fusion.convert %pf : {s}f32> to {s}bf16>
+  %o = fusion.matmul %p, %v : ({s}bf16>, {kv5}) -> {q5}
+  %o4 = fusion.reshape %o : {q5} -> {q4}
+  return %o4 : {q4}
+}}
+"""
+
+
+MODULE = "".join(_function(name, *program) for name, program in PROGRAMS.items()) + _grouped()
 
 
 def main(checks_only=False):
@@ -130,6 +177,35 @@ def main(checks_only=False):
         o = torch.softmax(s, -1) @ v
         return o.transpose(1, 2).reshape(x.shape[0], x.shape[1], -1) if merged else o
 
+    def grouped_inputs(length, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        return [torch.randn(BATCH, length, h, 128, device="cuda", generator=g).bfloat16()
+                for h in (HEADS, KV_HEADS, KV_HEADS)]
+
+    def grouped_reference(xq, xk, xv):
+        group = HEADS // KV_HEADS
+        q = xq.double().transpose(1, 2)
+        k, v = (t.double().transpose(1, 2).repeat_interleave(group, 1) for t in (xk, xv))
+        s = q @ k.transpose(-1, -2) * 128 ** -0.5
+        n = q.shape[-2]
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(),
+                          float("-inf"))
+        return torch.softmax(s, -1) @ v
+
+    for length in CHECK_LENGTHS:
+        for seed in (1, 2):
+            args = grouped_inputs(length, 1000 * length + seed + 3)
+            out = torch.full((BATCH, HEADS, length, 128), float("nan"), dtype=torch.bfloat16,
+                             device="cuda")
+            checked.functions[GQA](*args, outputs=[out])
+            torch.cuda.synchronize()
+            ref = grouped_reference(*args)
+            o = out.double()
+            err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
+            results["checks"][f"{GQA} s={length} seed={seed}"] = dict(
+                ok=err <= TOLERANCE, detail=f"rel.err {err:.1e}")
+            lines.append(f"{'ok  ' if err <= TOLERANCE else 'FAIL'} "
+                         f"{GQA} s={length} seed={seed}".ljust(53) + f"rel.err {err:.1e}")
     for name, (dim, _, _) in PROGRAMS.items():
         for length in CHECK_LENGTHS:
             for seed in (1, 2):
@@ -169,6 +245,19 @@ def main(checks_only=False):
             results["times_us"][f"{name}[{length}]"] = row
             lines.append(timing_line(f"{name}[{length}]", row,
                                      f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s"))
+    for length in BENCH_LENGTHS:
+        args = grouped_inputs(length, 7)
+        out = torch.empty(BATCH, HEADS, length, 128, dtype=torch.bfloat16, device="cuda")
+        row = {"fusion": median_us(lambda: fused.functions[GQA](*args, outputs=[out]))}
+        if before is not None:
+            row["fusion_before"] = median_us(lambda: before.functions[GQA](*args, outputs=[out]))
+        q, k, v = (t.transpose(1, 2) for t in args)
+        row["sdpa (views, gqa)"] = median_us(lambda: F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, scale=128 ** -0.5, enable_gqa=True))
+        flops = 2 * BATCH * HEADS * length * length * 128
+        results["times_us"][f"{GQA}[{length}]"] = row
+        lines.append(timing_line(f"{GQA}[{length}]", row,
+                                 f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s (causal half)"))
     finish("attention_views", results, lines)
 
 

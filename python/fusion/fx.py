@@ -12,7 +12,8 @@ addcmul, addcdiv, neg, exp, log, tanh, sigmoid, sqrt, rsqrt, abs, pow with
 exponent 2, relu, gelu, silu, float casts), reductions (sum, mean, amax, amin
 over dims), softmax, layer_norm, rms_norm, matmul (mm, bmm; addmm and
 baddbmm with beta and alpha), scaled_dot_product_attention (float or
-boolean attn_mask, is_causal, scale, enable_gqa; no dropout), linear (as a
+boolean attn_mask, is_causal, scale, enable_gqa or K and V with repeated
+heads; no dropout), linear (as a
 matmul boundary plus the bias add), transpose/permute, views, indexing,
 split/chunk, cat, stack, and the torch.nn modules Linear, LayerNorm,
 RMSNorm, GELU, SiLU, ReLU, Sigmoid, Tanh, Softmax, Dropout (identity:
@@ -151,6 +152,11 @@ class _Emitter:
         # was taken of, would have to reach the other; the importer refuses
         # both. view node -> the node it views.
         self.view_of = {}
+        # K or V heads repeated for grouped-query attention (repeat_kv,
+        # repeat_interleave along the heads): node -> (the node holding each
+        # head once, with a size-1 axis after the heads where `inserted`, the
+        # repeats).
+        self.head_repeats = {}
 
     # -- helpers ---------------------------------------------------------
     def fresh(self):
@@ -443,6 +449,27 @@ class _Emitter:
                         ones, v[2])
         return self.combine("mul", v, one)
 
+    def note_repeat_kv(self, node, x):
+        """Notes reshape `node` of `x` as heads repeated (head_repeats)
+        where it is Hugging Face's repeat_kv: `x` expands a size-1 axis
+        inserted after the heads axis of a [..., H, S, D] tensor to G, and
+        `node` merges the two (`t[:, :, None].expand(B, H, G, S, D)
+        .reshape(B, H G, S, D)`)."""
+        if not (isinstance(x, torch.fx.Node) and x.op == "call_method"
+                and x.target == "expand" and isinstance(x.args[0], torch.fx.Node)):
+            return
+        try:
+            (out, _), (wide, _), (narrow, _) = node_type(node), node_type(x), node_type(x.args[0])
+        except UnsupportedOpError:
+            return
+        a = len(wide) - 3  # the repeats' axis, after the heads
+        if len(out) != len(wide) - 1 or len(narrow) != len(wide) or a < 1 or \
+                narrow[a] != 1 or None in (wide[a], wide[a - 1]) or \
+                narrow[:a] + narrow[a + 1:] != wide[:a] + wide[a + 1:] or \
+                out != wide[:a - 1] + (wide[a - 1] * wide[a],) + wide[a + 1:]:
+            return
+        self.head_repeats[node] = (x.args[0], True, wide[a])
+
     def repeat(self, node, x, repeats, dim):
         """repeat_interleave by an integer along `dim` (each element
         `repeats` times in a row): a size-1 axis after `dim`, materialized
@@ -452,6 +479,8 @@ class _Emitter:
             raise UnsupportedOpError("repeat_interleave other than by an integer along a static "
                                      "size")
         dim %= len(v[1])
+        if dim == len(v[1]) - 3 and dim >= 0:
+            self.head_repeats[node] = (x, False, repeats)
         inserted = v[1][:dim + 1] + (1,) + v[1][dim + 1:]
         wide = v[1][:dim + 1] + (repeats,) + v[1][dim + 1:]
         split = self.emit(f"fusion.reshape {v[0]} : {self.type_of(v)} -> "
@@ -844,9 +873,23 @@ class _Emitter:
                                      "is_causal")
         q, k, v = (self.value(given[n]) for n in names[:3])
         mask = self.value(mask) if mask is not None else None
+        # K and V with their heads repeated G times for grouped-query heads
+        # (repeat_kv, repeat_interleave): as enable_gqa on the heads as
+        # stored, so that the attention reads each once instead of a copy
+        # G times wider.
+        repeats = [self.head_repeats.get(given[n]) for n in ("key", "value")]
+        if not given.get("enable_gqa", False) and all(repeats) and \
+                repeats[0][2] == repeats[1][2]:
+            k, v = (self.heads_once(*r) for r in repeats)
+            return self.grouped_attention(q, k, v, mask, causal, given.get("scale"))
         if not given.get("enable_gqa", False) or len(q[1]) < 3 or q[1][-3] == k[1][-3]:
             return self.attention(q, k, v, mask, causal, given.get("scale"))
         return self.grouped_attention(q, k, v, mask, causal, given.get("scale"))
+
+    def heads_once(self, source, inserted, repeats):
+        """The heads a head_repeats entry repeats, [..., H, S, D]."""
+        v = self.value(source)
+        return self.view_as(v, v[1][:-3] + v[1][-2:]) if inserted else v
 
     def view_as(self, v, shape):
         """fusion.reshape of value `v` to `shape` (its dynamic sizes kept
@@ -940,6 +983,7 @@ class _Emitter:
             self.view_of[node] = x
             return self.value(x)
         if method in self._RESHAPES:
+            self.note_repeat_kv(node, x)
             return self.reshape(node, x)
         if method in ("split", "chunk"):
             dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)

@@ -416,6 +416,34 @@ func.func @heads_moved_back(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>
 
 // -----
 
+// Grouped-query heads of projections viewed [B, S, H, D] and moved before
+// the sequence: the reshape splitting the query heads into groups (and the
+// one giving K and V a size-1 group axis, inserted before the sequence)
+// becomes a reshape of the projection (a view between kernels) under a
+// transpose that joins the kernel.
+// CHECK-LABEL: func @grouped_heads_of_projections
+// CHECK-DAG: %[[Q5:.+]] = fusion.reshape %arg0 : tensor<2x?x4x64xbf16> -> tensor<2x?x2x2x64xbf16>
+// CHECK-DAG: %[[K5:.+]] = fusion.reshape %arg1 : tensor<2x?x2x64xbf16> -> tensor<2x1x?x2x64xbf16>
+// CHECK: fusion.kernel attention (%[[Q5]], %[[K5]], %{{.+}})
+// CHECK-DAG: fusion.transpose %{{.+}} permutation = [0, 2, 3, 1, 4] : tensor<2x?x2x2x64xbf16> -> tensor<2x2x2x?x64xbf16>
+// CHECK-DAG: fusion.transpose %{{.+}} permutation = [0, 3, 1, 2, 4] : tensor<2x1x?x2x64xbf16> -> tensor<2x2x1x?x64xbf16>
+// CHECK: fusion.softmax
+func.func @grouped_heads_of_projections(%x: tensor<2x?x4x64xbf16>, %y: tensor<2x?x2x64xbf16>, %z: tensor<2x?x2x64xbf16>) -> tensor<2x2x2x?x64xbf16> {
+  %q4 = fusion.transpose %x permutation = [0, 2, 1, 3] : tensor<2x?x4x64xbf16> -> tensor<2x4x?x64xbf16>
+  %q = fusion.reshape %q4 : tensor<2x4x?x64xbf16> -> tensor<2x2x2x?x64xbf16>
+  %k4 = fusion.transpose %y permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+  %k = fusion.reshape %k4 : tensor<2x2x?x64xbf16> -> tensor<2x2x1x?x64xbf16>
+  %v4 = fusion.transpose %z permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
+  %v = fusion.reshape %v4 : tensor<2x2x?x64xbf16> -> tensor<2x2x1x?x64xbf16>
+  %kt = fusion.transpose %k permutation = [0, 1, 2, 4, 3] : tensor<2x2x1x?x64xbf16> -> tensor<2x2x1x64x?xbf16>
+  %s = fusion.matmul %q, %kt : (tensor<2x2x2x?x64xbf16>, tensor<2x2x1x64x?xbf16>) -> tensor<2x2x2x?x?xbf16>
+  %p = fusion.softmax %s axis = 4 : tensor<2x2x2x?x?xbf16>
+  %o = fusion.matmul %p, %v : (tensor<2x2x2x?x?xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x2x?x64xbf16>
+  return %o : tensor<2x2x2x?x64xbf16>
+}
+
+// -----
+
 // A view read elsewhere too stays out (the kernel reads what it computes),
 // and so do views of a decode step's few query rows (the rows strategy
 // reads whole inputs).

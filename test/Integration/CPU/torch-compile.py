@@ -226,8 +226,9 @@ if not child:
           f"bf16 layernorm_gelu_block: rel. error {error:.1e} (eager {eager:.1e}, tolerance 1e-2)")
 
     # scaled_dot_product_attention, static shapes: causal (the mask from
-    # positions, none in memory), a float mask, a boolean one; each one
-    # attention kernel, no op left to PyTorch.
+    # positions, none in memory), a float mask, a boolean one, grouped
+    # heads (enable_gqa, or K and V repeated); each one attention kernel,
+    # no op left to PyTorch.
     F = torch.nn.functional
 
     def sdpa_causal(q, k, v):
@@ -241,6 +242,16 @@ if not child:
 
     def sdpa_grouped_masked(q, k, v, mask):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+
+    def repeat_kv(x, group):  # Hugging Face's
+        b, heads, n, d = x.shape
+        return x[:, :, None, :, :].expand(b, heads, group, n, d).reshape(b, heads * group, n, d)
+
+    def sdpa_repeated_heads(q, k, v):
+        # K repeated as repeat_kv does, V by repeat_interleave: read as
+        # grouped heads, each once, no copy G times wider.
+        return F.scaled_dot_product_attention(q, repeat_kv(k, 3), v.repeat_interleave(3, dim=1),
+                                              is_causal=True)
 
     randn = torch_blocks.randn
     keep = torch.rand(24, 40) < 0.7
@@ -257,6 +268,8 @@ if not child:
          (randn(2, 6, 24, 16), randn(2, 2, 24, 16), randn(2, 2, 24, 8))),
         ("enable_gqa float mask per head", sdpa_grouped_masked,
          (randn(2, 6, 24, 16), randn(2, 2, 40, 16), randn(2, 2, 40, 8), randn(2, 6, 24, 40))),
+        ("K and V heads repeated (repeat_kv, repeat_interleave)", sdpa_repeated_heads,
+         (randn(2, 6, 24, 16), randn(2, 2, 24, 16), randn(2, 2, 24, 8))),
     ]
     for label, fn, inputs in sdpa_cases:
         torch._dynamo.reset()

@@ -16,6 +16,8 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <array>
+
 namespace mlir::fusion {
 #define GEN_PASS_DEF_FUSIONFUSEATTENTION
 #include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
@@ -149,41 +151,75 @@ void collectInputMath(ArrayRef<Operation *> math,
         ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
 }
 
+/// How a reshape splits one axis of its operand into several, the others
+/// kept: the axis and the pieces' sizes (static and multiplying to the
+/// axis, or units around the whole axis, which may be dynamic).
+struct AxisSplit {
+  int64_t axis;
+  SmallVector<int64_t> pieces;
+};
+
+std::optional<AxisSplit> getAxisSplit(ReshapeOp reshape) {
+  ArrayRef<int64_t> from = shapeOf(reshape.getX()), to = shapeOf(reshape);
+  int64_t rank = from.size(), parts = to.size() - rank + 1;
+  if (parts < 2)
+    return std::nullopt;
+  int64_t a = 0;
+  while (a < rank && from[a] == to[a])
+    ++a;
+  if (a == rank || from.drop_front(a + 1) != to.drop_front(a + parts))
+    return std::nullopt;
+  ArrayRef<int64_t> pieces = to.slice(a, parts);
+  if (ShapedType::isDynamic(from[a])) {
+    if (llvm::count_if(pieces, [](int64_t p) { return p != 1; }) != 1 ||
+        !llvm::is_contained(pieces, ShapedType::kDynamic))
+      return std::nullopt;
+  } else {
+    int64_t product = 1;
+    for (int64_t piece : pieces)
+      product = ShapedType::isDynamic(piece) ? 0 : product * piece;
+    if (product != from[a])
+      return std::nullopt;
+  }
+  return AxisSplit{a, llvm::to_vector(pieces)};
+}
+
+/// A reshape of `source` to `shape` before `before`: one already there, or
+/// a new one.
+Value reshapeBefore(Value source, ArrayRef<int64_t> shape, Operation *before) {
+  auto type = RankedTensorType::get(shape, getElementTypeOrSelf(source));
+  for (Operation *user : source.getUsers())
+    if (auto other = dyn_cast<ReshapeOp>(user);
+        other && other.getType() == type &&
+        other->getBlock() == before->getBlock() &&
+        other->isBeforeInBlock(before))
+      return other;
+  OpBuilder b(before);
+  return ReshapeOp::create(b, before->getLoc(), type, source);
+}
+
 /// `reshape` of a slice of `x` that splits the sliced axis at multiples of
 /// the new inner sizes (heads of D split out of the slice of a projection
 /// `[B, S, 3 H D]` that holds Q's features) rewritten as that slice of `x`
 /// reshaped (`[B, S, 3 H, D]`, a view between kernels), so that the slice
-/// can join a kernel; the same values. Reuses a reshape of `x` to that
-/// shape where there is one before the slice. Null where `reshape` is not
-/// such a reshape.
-SliceOp hoistReshape(ReshapeOp reshape) {
+/// can join a kernel; the same values. Null where `reshape` is not such a
+/// reshape.
+SliceOp hoistReshapeAboveSlice(ReshapeOp reshape) {
   auto slice = reshape.getX().getDefiningOp<SliceOp>();
-  if (!slice ||
+  std::optional<AxisSplit> split = getAxisSplit(reshape);
+  if (!slice || !split ||
       llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
     return SliceOp();
-  ArrayRef<int64_t> whole = shapeOf(slice.getX()), cut = shapeOf(slice),
-                    split = shapeOf(reshape);
-  int64_t rank = cut.size(), parts = split.size() - rank + 1;
-  if (parts < 2)
-    return SliceOp();
-  // The one axis `a` of the slice that the reshape splits, into static
-  // sizes; every other axis whole (offset 0).
-  int64_t a = 0;
-  while (a < rank && cut[a] == split[a])
-    ++a;
-  if (a == rank || ShapedType::isDynamic(cut[a]) ||
-      ShapedType::isDynamic(whole[a]) ||
-      cut.drop_front(a + 1) != split.drop_front(a + parts))
-    return SliceOp();
-  ArrayRef<int64_t> pieces = split.slice(a, parts);
-  if (llvm::any_of(pieces, ShapedType::isDynamic))
+  ArrayRef<int64_t> whole = shapeOf(slice.getX()), cut = shapeOf(slice);
+  int64_t a = split->axis, rank = cut.size();
+  ArrayRef<int64_t> pieces = split->pieces;
+  if (ShapedType::isDynamic(cut[a]) || ShapedType::isDynamic(whole[a]))
     return SliceOp();
   int64_t inner = 1;
-  for (int64_t size : pieces.drop_front())
+  for (int64_t size : ArrayRef(pieces).drop_front())
     inner *= size;
   int64_t offset = slice.getOffsets()[a];
-  if (inner * pieces.front() != cut[a] || offset % inner != 0 ||
-      whole[a] % inner != 0)
+  if (offset % inner != 0 || whole[a] % inner != 0)
     return SliceOp();
   for (int64_t d = 0; d < rank; ++d)
     if (d != a && (slice.getOffsets()[d] != 0 || cut[d] != whole[d]))
@@ -191,25 +227,15 @@ SliceOp hoistReshape(ReshapeOp reshape) {
 
   SmallVector<int64_t> reshaped(whole.take_front(a));
   reshaped.push_back(whole[a] / inner);
-  llvm::append_range(reshaped, pieces.drop_front());
+  llvm::append_range(reshaped, ArrayRef(pieces).drop_front());
   llvm::append_range(reshaped, whole.drop_front(a + 1));
-  auto type = RankedTensorType::get(reshaped, getElementTypeOrSelf(reshape));
-  Value source = slice.getX();
-  ReshapeOp view;
-  for (Operation *user : source.getUsers())
-    if (auto other = dyn_cast<ReshapeOp>(user);
-        other && other.getType() == type &&
-        other->getBlock() == slice->getBlock() && other->isBeforeInBlock(slice))
-      view = other;
-  OpBuilder b(slice);
-  if (!view)
-    view = ReshapeOp::create(b, reshape.getLoc(), type, source);
+  Value view = reshapeBefore(slice.getX(), reshaped, slice);
   SmallVector<int64_t> offsets(reshaped.size(), 0), sizes,
       strides(reshaped.size(), 1);
   offsets[a] = offset / inner;
-  for (auto [d, size] : llvm::enumerate(split))
+  for (int64_t size : shapeOf(reshape))
     sizes.push_back(ShapedType::isDynamic(size) ? -1 : size);
-  b.setInsertionPoint(reshape);
+  OpBuilder b(reshape);
   auto hoisted = SliceOp::create(b, reshape.getLoc(), reshape.getType(), view,
                                  offsets, sizes, strides);
   reshape.replaceAllUsesWith(hoisted.getResult());
@@ -217,6 +243,56 @@ SliceOp hoistReshape(ReshapeOp reshape) {
   if (slice.use_empty())
     slice.erase();
   return hoisted;
+}
+
+/// `reshape` of a transpose of `x` that splits one axis (the heads of
+/// `[B, H, S, D]` into groups `[B, Hkv, G, S, D]`, as grouped-query
+/// attention reads them) rewritten as a transpose of `x` with that axis
+/// split (a view between kernels), so that the transpose can join a
+/// kernel; the same values. Null where `reshape` is not such a reshape.
+TransposeOp hoistReshapeAboveTranspose(ReshapeOp reshape) {
+  auto transpose = reshape.getX().getDefiningOp<TransposeOp>();
+  std::optional<AxisSplit> split = getAxisSplit(reshape);
+  if (!transpose || !split)
+    return TransposeOp();
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  ArrayRef<int64_t> source = shapeOf(transpose.getX());
+  int64_t parts = split->pieces.size(), at = permutation[split->axis];
+  SmallVector<int64_t> reshaped(source.take_front(at));
+  llvm::append_range(reshaped, split->pieces);
+  llvm::append_range(reshaped, source.drop_front(at + 1));
+  SmallVector<int64_t> moved;
+  for (auto [i, d] : llvm::enumerate(permutation)) {
+    if (static_cast<int64_t>(i) == split->axis) {
+      for (int64_t k = 0; k < parts; ++k)
+        moved.push_back(at + k);
+      continue;
+    }
+    moved.push_back(d < at ? d : d + parts - 1);
+  }
+  Value view = reshapeBefore(transpose.getX(), reshaped, transpose);
+  OpBuilder b(reshape);
+  auto hoisted = TransposeOp::create(b, reshape.getLoc(), reshape.getType(),
+                                     view, b.getDenseI64ArrayAttr(moved));
+  reshape.replaceAllUsesWith(hoisted.getResult());
+  reshape.erase();
+  if (transpose.use_empty())
+    transpose.erase();
+  return hoisted;
+}
+
+/// `reshape` with a reshape operand reads that one's operand instead (as
+/// the fold does, before canonicalization); the value itself where that
+/// makes it the identity.
+Value foldReshapes(ReshapeOp reshape) {
+  while (auto inner = reshape.getX().getDefiningOp<ReshapeOp>())
+    reshape.getXMutable().assign(inner.getX());
+  if (reshape.getX().getType() != reshape.getType())
+    return reshape;
+  Value source = reshape.getX();
+  reshape.replaceAllUsesWith(source);
+  reshape.erase();
+  return source;
 }
 
 /// Whether the attention kernel reads `op`'s result in place
@@ -260,7 +336,8 @@ void collectOutputView(Attention &attention) {
 }
 
 /// Adds to `attention` the views Q, K and V are computed by from kernel
-/// inputs (isReadInPlace; a reshape of a slice hoisted above it first)
+/// inputs (isReadInPlace; a reshape of a slice or a transpose hoisted
+/// above it first)
 /// where nothing outside the attention reads them, so that the kernel reads
 /// its operands where they lie instead of copies written before it
 /// (readsViews). Sorts the ops in program order where it adds any.
@@ -271,14 +348,29 @@ void collectOperandViews(Attention &attention) {
   llvm::SmallPtrSet<Operation *, 16> inside(attention.ops.begin(),
                                             attention.ops.end());
   bool added = false;
-  for (Value operand : {Value(attention.scores.getA()), attention.keys,
-                        Value(attention.output.getB())}) {
+  // Q, K and V as the ops read them now (a hoisted reshape replaces the
+  // value it computed).
+  auto operands = [&] {
+    return std::array<Value, 3>{attention.scores.getA(),
+                                storedOperand(attention.scores.getB()).first,
+                                attention.output.getB()};
+  };
+  for (size_t i = 0; i < 3; ++i) {
+    Value operand = operands()[i];
     while (Operation *op = operand.getDefiningOp()) {
       if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-        SliceOp hoisted = hoistReshape(reshape);
-        if (!hoisted)
+        Value result = reshape.getResult();
+        Value folded = foldReshapes(reshape);
+        if (folded != result) {
+          operand = folded;
+          continue;
+        }
+        if (SliceOp slice = hoistReshapeAboveSlice(reshape))
+          op = slice;
+        else if (TransposeOp transpose = hoistReshapeAboveTranspose(reshape))
+          op = transpose;
+        else
           break;
-        op = hoisted;
       }
       if (op->getBlock() != block || inside.contains(op) || !isReadInPlace(op))
         break;
@@ -301,6 +393,7 @@ void collectOperandViews(Attention &attention) {
       operand = op->getOperand(0);
     }
   }
+  attention.keys = operands()[1];
   if (added)
     llvm::sort(attention.ops, [](Operation *a, Operation *b) {
       return a->isBeforeInBlock(b);
