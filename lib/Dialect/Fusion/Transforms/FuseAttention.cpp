@@ -198,6 +198,17 @@ Value reshapeBefore(Value source, ArrayRef<int64_t> shape, Operation *before) {
   return ReshapeOp::create(b, before->getLoc(), type, source);
 }
 
+/// `hoisted` (the same values as `reshape`) in place of `reshape`, and
+/// `read` (what `reshape` read) erased where nothing else reads it.
+template <typename OpT>
+OpT replaceReshape(ReshapeOp reshape, OpT hoisted, Operation *read) {
+  reshape.replaceAllUsesWith(hoisted.getResult());
+  reshape.erase();
+  if (read->use_empty())
+    read->erase();
+  return hoisted;
+}
+
 /// `reshape` of a slice of `x` that splits the sliced axis at multiples of
 /// the new inner sizes (heads of D split out of the slice of a projection
 /// `[B, S, 3 H D]` that holds Q's features) rewritten as that slice of `x`
@@ -236,13 +247,10 @@ SliceOp hoistReshapeAboveSlice(ReshapeOp reshape) {
   for (int64_t size : shapeOf(reshape))
     sizes.push_back(ShapedType::isDynamic(size) ? -1 : size);
   OpBuilder b(reshape);
-  auto hoisted = SliceOp::create(b, reshape.getLoc(), reshape.getType(), view,
-                                 offsets, sizes, strides);
-  reshape.replaceAllUsesWith(hoisted.getResult());
-  reshape.erase();
-  if (slice.use_empty())
-    slice.erase();
-  return hoisted;
+  return replaceReshape(reshape,
+                        SliceOp::create(b, reshape.getLoc(), reshape.getType(),
+                                        view, offsets, sizes, strides),
+                        slice);
 }
 
 /// `reshape` of a transpose of `x` that splits one axis (the heads of
@@ -272,13 +280,11 @@ TransposeOp hoistReshapeAboveTranspose(ReshapeOp reshape) {
   }
   Value view = reshapeBefore(transpose.getX(), reshaped, transpose);
   OpBuilder b(reshape);
-  auto hoisted = TransposeOp::create(b, reshape.getLoc(), reshape.getType(),
-                                     view, b.getDenseI64ArrayAttr(moved));
-  reshape.replaceAllUsesWith(hoisted.getResult());
-  reshape.erase();
-  if (transpose.use_empty())
-    transpose.erase();
-  return hoisted;
+  return replaceReshape(reshape,
+                        TransposeOp::create(b, reshape.getLoc(),
+                                            reshape.getType(), view,
+                                            b.getDenseI64ArrayAttr(moved)),
+                        transpose);
 }
 
 /// `reshape` with a reshape operand reads that one's operand instead (as
