@@ -12,7 +12,8 @@ before wrote them out first (a slice kernel and a transpose kernel). The
 softmax in f32, its probabilities converted for the product, as fx spells
 scaled_dot_product_attention; a causal variant takes its positions' sizes
 from Q; `views_gqa` takes Q, K and V `[B, S, heads, D]` with 4 K/V heads
-for 16 query heads, in the grouped form fx imports repeat_kv as.
+for 16 query heads, in the grouped form fx imports repeat_kv as, and
+returns `[B, S, H D]`.
 
 Checks against PyTorch in float64 at ragged lengths, outputs poisoned
 first; then the time per call (triton.testing.do_bench, preallocated
@@ -88,7 +89,8 @@ func.func @{name}(%x: {x}) -> {result} {{{heads}
 # repeated (repeat_kv): Q, K and V `[B, S, heads, D]` moved before the
 # sequence, Q's heads split into KV_HEADS groups and K and V given a size-1
 # group axis (the reshapes fusion-fuse-attention moves under the
-# transposes), causal.
+# transposes), causal; the output's heads moved back after the sequence and
+# merged, `[B, S, H D]`, as before the output projection.
 KV_HEADS = 4
 GQA = "views_gqa"
 
@@ -103,8 +105,9 @@ def _grouped(dim=128):
     kv5 = f"tensor<{BATCH}x{KV_HEADS}x1x?x{dim}xbf16>"
     kt = f"tensor<{BATCH}x{KV_HEADS}x1x{dim}x?xbf16>"
     s = f"tensor<{BATCH}x{KV_HEADS}x{group}x?x?x"
+    merged = f"tensor<{BATCH}x?x{HEADS * dim}xbf16>"
     return f"""
-func.func @{GQA}(%xq: {q}, %xk: {kv}, %xv: {kv}) -> {q4} {{
+func.func @{GQA}(%xq: {q}, %xk: {kv}, %xv: {kv}) -> {merged} {{
   %q4 = fusion.transpose %xq permutation = [0, 2, 1, 3] : {q} -> {q4}
   %k4 = fusion.transpose %xk permutation = [0, 2, 1, 3] : {kv} -> {kv4}
   %v4 = fusion.transpose %xv permutation = [0, 2, 1, 3] : {kv} -> {kv4}
@@ -125,7 +128,9 @@ func.func @{GQA}(%xq: {q}, %xk: {kv}, %xv: {kv}) -> {q4} {{
   %p = fusion.convert %pf : {s}f32> to {s}bf16>
   %o = fusion.matmul %p, %v : ({s}bf16>, {kv5}) -> {q5}
   %o4 = fusion.reshape %o : {q5} -> {q4}
-  return %o4 : {q4}
+  %ot = fusion.transpose %o4 permutation = [0, 2, 1, 3] : {q4} -> {q}
+  %om = fusion.reshape %ot : {q} -> {merged}
+  return %om : {merged}
 }}
 """
 
@@ -190,12 +195,13 @@ def main(checks_only=False):
         n = q.shape[-2]
         s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(),
                           float("-inf"))
-        return torch.softmax(s, -1) @ v
+        o = torch.softmax(s, -1) @ v
+        return o.transpose(1, 2).reshape(xq.shape[0], xq.shape[1], -1)
 
     for length in CHECK_LENGTHS:
         for seed in (1, 2):
             args = grouped_inputs(length, 1000 * length + seed + 3)
-            out = torch.full((BATCH, HEADS, length, 128), float("nan"), dtype=torch.bfloat16,
+            out = torch.full((BATCH, length, HEADS * 128), float("nan"), dtype=torch.bfloat16,
                              device="cuda")
             checked.functions[GQA](*args, outputs=[out])
             torch.cuda.synchronize()
@@ -247,13 +253,14 @@ def main(checks_only=False):
                                      f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s"))
     for length in BENCH_LENGTHS:
         args = grouped_inputs(length, 7)
-        out = torch.empty(BATCH, HEADS, length, 128, dtype=torch.bfloat16, device="cuda")
+        out = torch.empty(BATCH, length, HEADS * 128, dtype=torch.bfloat16, device="cuda")
         row = {"fusion": median_us(lambda: fused.functions[GQA](*args, outputs=[out]))}
         if before is not None:
             row["fusion_before"] = median_us(lambda: before.functions[GQA](*args, outputs=[out]))
         q, k, v = (t.transpose(1, 2) for t in args)
         row["sdpa (views, gqa)"] = median_us(lambda: F.scaled_dot_product_attention(
-            q, k, v, is_causal=True, scale=128 ** -0.5, enable_gqa=True))
+            q, k, v, is_causal=True, scale=128 ** -0.5, enable_gqa=True).transpose(1, 2).reshape(
+                BATCH, length, -1))
         flops = 2 * BATCH * HEADS * length * length * 128
         results["times_us"][f"{GQA}[{length}]"] = row
         lines.append(timing_line(f"{GQA}[{length}]", row,

@@ -420,7 +420,9 @@ func.func @heads_moved_back(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>
 // the sequence: the reshape splitting the query heads into groups (and the
 // one giving K and V a size-1 group axis, inserted before the sequence)
 // becomes a reshape of the projection (a view between kernels) under a
-// transpose that joins the kernel.
+// transpose that joins the kernel; the output's groups, joined back into
+// heads by a reshape before the transpose, are transposed first and joined
+// after (the transpose joins the kernel).
 // CHECK-LABEL: func @grouped_heads_of_projections
 // CHECK-DAG: %[[Q5:.+]] = fusion.reshape %arg0 : tensor<2x?x4x64xbf16> -> tensor<2x?x2x2x64xbf16>
 // CHECK-DAG: %[[K5:.+]] = fusion.reshape %arg1 : tensor<2x?x2x64xbf16> -> tensor<2x1x?x2x64xbf16>
@@ -428,7 +430,11 @@ func.func @heads_moved_back(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>
 // CHECK-DAG: fusion.transpose %{{.+}} permutation = [0, 2, 3, 1, 4] : tensor<2x?x2x2x64xbf16> -> tensor<2x2x2x?x64xbf16>
 // CHECK-DAG: fusion.transpose %{{.+}} permutation = [0, 3, 1, 2, 4] : tensor<2x1x?x2x64xbf16> -> tensor<2x2x1x?x64xbf16>
 // CHECK: fusion.softmax
-func.func @grouped_heads_of_projections(%x: tensor<2x?x4x64xbf16>, %y: tensor<2x?x2x64xbf16>, %z: tensor<2x?x2x64xbf16>) -> tensor<2x2x2x?x64xbf16> {
+// CHECK: %[[R:.+]] = fusion.matmul
+// CHECK: %[[T:.+]] = fusion.transpose %[[R]] permutation = [0, 3, 1, 2, 4] : tensor<2x2x2x?x64xbf16> -> tensor<2x?x2x2x64xbf16>
+// CHECK: fusion.yield %[[T]]
+// CHECK: fusion.reshape %{{.+}} : tensor<2x?x2x2x64xbf16> -> tensor<2x?x4x64xbf16>
+func.func @grouped_heads_of_projections(%x: tensor<2x?x4x64xbf16>, %y: tensor<2x?x2x64xbf16>, %z: tensor<2x?x2x64xbf16>) -> tensor<2x?x256xbf16> {
   %q4 = fusion.transpose %x permutation = [0, 2, 1, 3] : tensor<2x?x4x64xbf16> -> tensor<2x4x?x64xbf16>
   %q = fusion.reshape %q4 : tensor<2x4x?x64xbf16> -> tensor<2x2x2x?x64xbf16>
   %k4 = fusion.transpose %y permutation = [0, 2, 1, 3] : tensor<2x?x2x64xbf16> -> tensor<2x2x?x64xbf16>
@@ -439,7 +445,10 @@ func.func @grouped_heads_of_projections(%x: tensor<2x?x4x64xbf16>, %y: tensor<2x
   %s = fusion.matmul %q, %kt : (tensor<2x2x2x?x64xbf16>, tensor<2x2x1x64x?xbf16>) -> tensor<2x2x2x?x?xbf16>
   %p = fusion.softmax %s axis = 4 : tensor<2x2x2x?x?xbf16>
   %o = fusion.matmul %p, %v : (tensor<2x2x2x?x?xbf16>, tensor<2x2x1x?x64xbf16>) -> tensor<2x2x2x?x64xbf16>
-  return %o : tensor<2x2x2x?x64xbf16>
+  %o4 = fusion.reshape %o : tensor<2x2x2x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %ot = fusion.transpose %o4 permutation = [0, 2, 1, 3] : tensor<2x4x?x64xbf16> -> tensor<2x?x4x64xbf16>
+  %om = fusion.reshape %ot : tensor<2x?x4x64xbf16> -> tensor<2x?x256xbf16>
+  return %om : tensor<2x?x256xbf16>
 }
 
 // -----

@@ -159,8 +159,9 @@ struct AxisSplit {
   SmallVector<int64_t> pieces;
 };
 
-std::optional<AxisSplit> getAxisSplit(ReshapeOp reshape) {
-  ArrayRef<int64_t> from = shapeOf(reshape.getX()), to = shapeOf(reshape);
+/// The split of shape `from` into `to`, if `to` splits one axis of it.
+std::optional<AxisSplit> getAxisSplit(ArrayRef<int64_t> from,
+                                      ArrayRef<int64_t> to) {
   int64_t rank = from.size(), parts = to.size() - rank + 1;
   if (parts < 2)
     return std::nullopt;
@@ -182,6 +183,26 @@ std::optional<AxisSplit> getAxisSplit(ReshapeOp reshape) {
       return std::nullopt;
   }
   return AxisSplit{a, llvm::to_vector(pieces)};
+}
+
+std::optional<AxisSplit> getAxisSplit(ReshapeOp reshape) {
+  return getAxisSplit(shapeOf(reshape.getX()), shapeOf(reshape));
+}
+
+/// `permutation` of a shape whose axis `axis` is split into `parts`, as a
+/// permutation of the split shape (the pieces moved together, in order).
+SmallVector<int64_t> splitPermutation(ArrayRef<int64_t> permutation,
+                                      int64_t axis, int64_t parts) {
+  SmallVector<int64_t> split;
+  for (int64_t d : permutation) {
+    if (d == axis) {
+      for (int64_t k = 0; k < parts; ++k)
+        split.push_back(axis + k);
+      continue;
+    }
+    split.push_back(d < axis ? d : d + parts - 1);
+  }
+  return split;
 }
 
 /// A reshape of `source` to `shape` before `before`: one already there, or
@@ -269,15 +290,7 @@ TransposeOp hoistReshapeAboveTranspose(ReshapeOp reshape) {
   SmallVector<int64_t> reshaped(source.take_front(at));
   llvm::append_range(reshaped, split->pieces);
   llvm::append_range(reshaped, source.drop_front(at + 1));
-  SmallVector<int64_t> moved;
-  for (auto [i, d] : llvm::enumerate(permutation)) {
-    if (static_cast<int64_t>(i) == split->axis) {
-      for (int64_t k = 0; k < parts; ++k)
-        moved.push_back(at + k);
-      continue;
-    }
-    moved.push_back(d < at ? d : d + parts - 1);
-  }
+  SmallVector<int64_t> moved = splitPermutation(permutation, at, parts);
   Value view = reshapeBefore(transpose.getX(), reshaped, transpose);
   OpBuilder b(reshape);
   return replaceReshape(reshape,
@@ -323,15 +336,48 @@ bool readsViews(Attention &attention) {
   return ShapedType::isDynamic(queries) || queries > kAttentionRowsMaxQueries;
 }
 
+/// `merge`, a reshape joining adjacent axes of its operand (grouped heads
+/// `[B, Hkv, G, S, D]` back into `[B, H, S, D]`) read only by a transpose,
+/// rewritten as that transpose of the operand with the joined axes moved
+/// together, then the reshape joining them (a view between kernels), so
+/// that the transpose can join the attention kernel; the same values.
+void sinkMergeBelowTranspose(ReshapeOp merge) {
+  std::optional<AxisSplit> split =
+      getAxisSplit(shapeOf(merge), shapeOf(merge.getX()));
+  if (!split || !merge->hasOneUse())
+    return;
+  auto transpose = dyn_cast<TransposeOp>(*merge->user_begin());
+  if (!transpose)
+    return;
+  SmallVector<int64_t> moved = splitPermutation(
+      transpose.getPermutation(), split->axis, split->pieces.size());
+  ArrayRef<int64_t> unmerged = shapeOf(merge.getX());
+  SmallVector<int64_t> shape =
+      llvm::map_to_vector(moved, [&](int64_t d) { return unmerged[d]; });
+  OpBuilder b(transpose);
+  auto early = TransposeOp::create(
+      b, transpose.getLoc(),
+      RankedTensorType::get(shape, getElementTypeOrSelf(merge)), merge.getX(),
+      b.getDenseI64ArrayAttr(moved));
+  auto joined = ReshapeOp::create(b, merge.getLoc(), transpose.getType(),
+                                  early.getResult());
+  transpose.replaceAllUsesWith(joined.getResult());
+  transpose.erase();
+  merge.erase();
+}
+
 /// Adds to `attention` the transpose that alone reads the output's product
 /// where it keeps the last axis last (the heads moved back after the
 /// sequence before an output projection) and the kernel has no second
-/// result: the kernel stores its output through it, where a transpose
-/// kernel would have copied it.
+/// result (through a reshape joining grouped heads first:
+/// sinkMergeBelowTranspose): the kernel stores its output through it, where
+/// a transpose kernel would have copied it.
 void collectOutputView(Attention &attention) {
   Value product = attention.output.getResult();
   if (!readsViews(attention) || attention.logSumExp || !product.hasOneUse())
     return;
+  if (auto merge = dyn_cast<ReshapeOp>(*product.user_begin()))
+    sinkMergeBelowTranspose(merge);
   auto transpose = dyn_cast<TransposeOp>(*product.user_begin());
   if (!transpose || transpose->getBlock() != attention.output->getBlock() ||
       transpose.getPermutation().back() !=
