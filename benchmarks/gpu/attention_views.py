@@ -171,16 +171,23 @@ def main(checks_only=False):
         shape = (BATCH, length, HEADS * dim) if merged else (BATCH, HEADS, length, dim)
         return torch.full(shape, float("nan"), dtype=torch.bfloat16, device="cuda")
 
-    def reference(name, x):
-        dim, causal, merged = PROGRAMS[name]
-        q, k, v = (t.double() for t in heads(x, dim))
+    def attend(q, k, v, dim, causal):
+        # float64 attention of [B, H, S, D] q, k, v.
         s = q @ k.transpose(-1, -2) * dim ** -0.5
         if causal:
             n = q.shape[-2]
             s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(),
                               float("-inf"))
-        o = torch.softmax(s, -1) @ v
-        return o.transpose(1, 2).reshape(x.shape[0], x.shape[1], -1) if merged else o
+        return torch.softmax(s, -1) @ v
+
+    def merge_heads(o):
+        # [B, H, S, D] -> [B, S, H D], as before an output projection.
+        return o.transpose(1, 2).reshape(o.shape[0], o.shape[2], -1)
+
+    def reference(name, x):
+        dim, causal, merged = PROGRAMS[name]
+        o = attend(*(t.double() for t in heads(x, dim)), dim, causal)
+        return merge_heads(o) if merged else o
 
     def grouped_inputs(length, seed):
         g = torch.Generator(device="cuda").manual_seed(seed)
@@ -189,82 +196,66 @@ def main(checks_only=False):
 
     def grouped_reference(xq, xk, xv):
         group = HEADS // KV_HEADS
-        q = xq.double().transpose(1, 2)
         k, v = (t.double().transpose(1, 2).repeat_interleave(group, 1) for t in (xk, xv))
-        s = q @ k.transpose(-1, -2) * 128 ** -0.5
-        n = q.shape[-2]
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(),
-                          float("-inf"))
-        o = torch.softmax(s, -1) @ v
-        return o.transpose(1, 2).reshape(xq.shape[0], xq.shape[1], -1)
+        return merge_heads(attend(xq.double().transpose(1, 2), k, v, 128, True))
+
+    def check(name, label, args, out, ref):
+        # `out` poisoned, `name` called into it, against float64 `ref`.
+        checked.functions[name](*args, outputs=[out])
+        torch.cuda.synchronize()
+        o = out.double()
+        err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
+        results["checks"][label] = dict(ok=err <= TOLERANCE, detail=f"rel.err {err:.1e}")
+        lines.append(f"{'ok  ' if err <= TOLERANCE else 'FAIL'} {label}".ljust(53)
+                     + f"rel.err {err:.1e}")
 
     for length in CHECK_LENGTHS:
         for seed in (1, 2):
             args = grouped_inputs(length, 1000 * length + seed + 3)
             out = torch.full((BATCH, length, HEADS * 128), float("nan"), dtype=torch.bfloat16,
                              device="cuda")
-            checked.functions[GQA](*args, outputs=[out])
-            torch.cuda.synchronize()
-            ref = grouped_reference(*args)
-            o = out.double()
-            err = float("inf") if torch.isnan(o).any() else float((o - ref).norm() / ref.norm())
-            results["checks"][f"{GQA} s={length} seed={seed}"] = dict(
-                ok=err <= TOLERANCE, detail=f"rel.err {err:.1e}")
-            lines.append(f"{'ok  ' if err <= TOLERANCE else 'FAIL'} "
-                         f"{GQA} s={length} seed={seed}".ljust(53) + f"rel.err {err:.1e}")
+            check(GQA, f"{GQA} s={length} seed={seed}", args, out, grouped_reference(*args))
     for name, (dim, _, _) in PROGRAMS.items():
         for length in CHECK_LENGTHS:
             for seed in (1, 2):
                 x = projection(dim, length, 1000 * length + seed)
-                out = output_of(name, length)
-                checked.functions[name](x, outputs=[out])
-                torch.cuda.synchronize()
-                ref = reference(name, x)
-                o = out.double()
-                err = float("inf") if torch.isnan(o).any() else float(
-                    (o - ref).norm() / ref.norm())
-                results["checks"][f"{name} s={length} seed={seed}"] = dict(
-                    ok=err <= TOLERANCE, detail=f"rel.err {err:.1e}")
-                lines.append(f"{'ok  ' if err <= TOLERANCE else 'FAIL'} "
-                             f"{name} s={length} seed={seed}".ljust(53) + f"rel.err {err:.1e}")
+                check(name, f"{name} s={length} seed={seed}", [x], output_of(name, length),
+                      reference(name, x))
     if checks_only:
         finish("attention_views", results, lines)
 
     def median_us(f):
         return triton.testing.do_bench(f, warmup=25, rep=200, return_mode="median") * 1e3
 
+    def time(name, length, args, out, peer, sdpa, flops, rate):
+        # This build, the one before where present, and SDPA (`peer`).
+        row = {"fusion": median_us(lambda: fused.functions[name](*args, outputs=[out]))}
+        if before is not None:
+            row["fusion_before"] = median_us(lambda: before.functions[name](*args, outputs=[out]))
+        row[peer] = median_us(sdpa)
+        results["times_us"][f"{name}[{length}]"] = row
+        lines.append(timing_line(f"{name}[{length}]", row,
+                                 f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s{rate}"))
+
     for name, (dim, causal, merged) in PROGRAMS.items():
         for length in BENCH_LENGTHS:
             x = projection(dim, length, 7)
-            out = output_of(name, length)
-            row = {"fusion": median_us(lambda: fused.functions[name](x, outputs=[out]))}
-            if before is not None:
-                row["fusion_before"] = median_us(
-                    lambda: before.functions[name](x, outputs=[out]))
             q, k, v = heads(x, dim)
 
             def sdpa():
                 o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=dim ** -0.5)
-                return o.transpose(1, 2).reshape(BATCH, length, -1) if merged else o
-            row["sdpa (views)"] = median_us(sdpa)
-            flops = 4 * BATCH * HEADS * length * length * dim // (2 if causal else 1)
-            results["times_us"][f"{name}[{length}]"] = row
-            lines.append(timing_line(f"{name}[{length}]", row,
-                                     f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s"))
+                return merge_heads(o) if merged else o
+            time(name, length, [x], output_of(name, length), "sdpa (views)", sdpa,
+                 4 * BATCH * HEADS * length * length * dim // (2 if causal else 1), "")
     for length in BENCH_LENGTHS:
         args = grouped_inputs(length, 7)
-        out = torch.empty(BATCH, length, HEADS * 128, dtype=torch.bfloat16, device="cuda")
-        row = {"fusion": median_us(lambda: fused.functions[GQA](*args, outputs=[out]))}
-        if before is not None:
-            row["fusion_before"] = median_us(lambda: before.functions[GQA](*args, outputs=[out]))
         q, k, v = (t.transpose(1, 2) for t in args)
-        row["sdpa (views, gqa)"] = median_us(lambda: F.scaled_dot_product_attention(
-            q, k, v, is_causal=True, scale=128 ** -0.5, enable_gqa=True).transpose(1, 2).reshape(
-                BATCH, length, -1))
-        flops = 2 * BATCH * HEADS * length * length * 128
-        results["times_us"][f"{GQA}[{length}]"] = row
-        lines.append(timing_line(f"{GQA}[{length}]", row,
-                                 f"{flops / row['fusion'] / 1e6:.0f} TFLOP/s (causal half)"))
+        time(GQA, length, args,
+             torch.empty(BATCH, length, HEADS * 128, dtype=torch.bfloat16, device="cuda"),
+             "sdpa (views, gqa)",
+             lambda: merge_heads(F.scaled_dot_product_attention(
+                 q, k, v, is_causal=True, scale=128 ** -0.5, enable_gqa=True)),
+             2 * BATCH * HEADS * length * length * 128, " (causal half)")
     finish("attention_views", results, lines)
 
 
