@@ -771,22 +771,24 @@ static std::optional<AttentionKernelShape::KeyLimit> getKeyLimit(Value x) {
   return AttentionKernelShape::KeyLimit{kept, offset};
 }
 
+bool fusion::isInPlaceView(Operation *op) {
+  if (!op)
+    return false;
+  int64_t last = shapeOf(op->getResult(0)).size() - 1;
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return transpose.getPermutation().back() == last;
+  auto slice = dyn_cast<SliceOp>(op);
+  return slice &&
+         llvm::all_of(slice.getStrides(), [](int64_t s) { return s == 1; }) &&
+         shapeOf(slice.getResult()).back() == shapeOf(slice.getX()).back();
+}
+
 BlockArgument fusion::getViewedInput(Value operand) {
-  int64_t last = shapeOf(operand).size() - 1;
   while (!isa<BlockArgument>(operand)) {
     Operation *op = operand.getDefiningOp();
-    if (auto transpose = dyn_cast<TransposeOp>(op)) {
-      if (transpose.getPermutation().back() != last)
-        return BlockArgument();
-      operand = transpose.getX();
-    } else if (auto slice = dyn_cast<SliceOp>(op)) {
-      if (llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }) ||
-          shapeOf(slice.getResult()).back() != shapeOf(slice.getX()).back())
-        return BlockArgument();
-      operand = slice.getX();
-    } else {
+    if (!isInPlaceView(op))
       return BlockArgument();
-    }
+    operand = op->getOperand(0);
   }
   return cast<BlockArgument>(operand);
 }

@@ -314,19 +314,6 @@ Value foldReshapes(ReshapeOp reshape) {
   return source;
 }
 
-/// Whether the attention kernel reads `op`'s result in place
-/// (getViewedInput): a slice of unit strides or a transpose, either
-/// keeping the last axis whole and last.
-bool isReadInPlace(Operation *op) {
-  int64_t last = shapeOf(op->getResult(0)).size() - 1;
-  if (auto transpose = dyn_cast<TransposeOp>(op))
-    return transpose.getPermutation().back() == last;
-  auto slice = dyn_cast<SliceOp>(op);
-  return slice &&
-         llvm::all_of(slice.getStrides(), [](int64_t s) { return s == 1; }) &&
-         shapeOf(slice).back() == shapeOf(slice.getX()).back();
-}
-
 /// Whether the attention kernel would read its operands through views
 /// and store its output through one: where attention_tiles runs it (more
 /// than kAttentionRowsMaxQueries query rows, or a dynamic number); the
@@ -388,7 +375,7 @@ void collectOutputView(Attention &attention) {
 }
 
 /// Adds to `attention` the views Q, K and V are computed by from kernel
-/// inputs (isReadInPlace; a reshape of a slice or a transpose hoisted
+/// inputs (isInPlaceView; a reshape of a slice or a transpose hoisted
 /// above it first)
 /// where nothing outside the attention reads them, so that the kernel reads
 /// its operands where they lie instead of copies written before it
@@ -424,7 +411,7 @@ void collectOperandViews(Attention &attention) {
         else
           break;
       }
-      if (op->getBlock() != block || inside.contains(op) || !isReadInPlace(op))
+      if (op->getBlock() != block || inside.contains(op) || !isInPlaceView(op))
         break;
       // Positions sized by the view (a causal mask's) take the size from
       // its operand: a dynamic axis is the operand's, whole.
@@ -587,7 +574,7 @@ KernelOp formKernel(const Attention &attention) {
   // Q, K and V, or the inputs their views read, first.
   auto viewed = [&](Value operand) {
     while (inside.contains(operand.getDefiningOp()) &&
-           isReadInPlace(operand.getDefiningOp()))
+           isInPlaceView(operand.getDefiningOp()))
       operand = operand.getDefiningOp()->getOperand(0);
     return operand;
   };

@@ -308,10 +308,14 @@ struct AttentionKernelShape {
   SmallVector<BlockArgument> scoreInputs;
 };
 
+/// Whether `op` is a view an attention kernel reads in place: a slice of
+/// unit strides or a transpose, either keeping the last axis whole and last
+/// (so each row of the view is a contiguous row of its operand, where TMA
+/// reads it).
+bool isInPlaceView(Operation *op);
+
 /// The kernel input that `operand` (a value of a kernel body) is, or is a
-/// view of through slices of unit strides and transposes that keep the last
-/// axis whole and last (so each row of the view is a contiguous row of the
-/// input, where TMA reads it); null otherwise.
+/// view of through isInPlaceView ops; null otherwise.
 BlockArgument getViewedInput(Value operand);
 
 /// The attention structure of `kernel`, or why it has none (`why`).
