@@ -18,7 +18,9 @@ sm_90: D = 32 in f32, 64 in f16 with an additive mask, 256 in bf16, few
 rows so that keys are cut into ranges), and with 4 query rows a sequence
 (rows sharing K and V: the register plan); fusion.reshape between
 kernels, of static sizes (a returned view included) and of a dynamic
-length (sizes 0 and 1 included); fusion.concat (a rotary embedding's
+length (sizes 0 and 1 included), and inside elementwise kernels (heads
+split between two steps in vectors, GPT-J's interleaved rotary in bf16
+at dynamic lengths, rows of a width no vector divides); fusion.concat (a rotary embedding's
 rotate_half in bf16, three f16 operands along the innermost axis,
 operands starting off a vector, rows joined before a softmax, a column
 sum of a concatenation).
@@ -258,6 +260,31 @@ func.func @reshape_dynamic(%x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
   %n = fusion.neg %b : tensor<2x?x64xf32>
   return %n : tensor<2x?x64xf32>
 }
+func.func @reshape_fused_heads_bf16(%x: tensor<64x1024xbf16>, %w: tensor<8x128xbf16>) -> tensor<64x8x128xbf16> {
+  %g = fusion.gelu %x : tensor<64x1024xbf16>
+  %h = fusion.reshape %g : tensor<64x1024xbf16> -> tensor<64x8x128xbf16>
+  %y = fusion.mul %h, %w : (tensor<64x8x128xbf16>, tensor<8x128xbf16>) -> tensor<64x8x128xbf16>
+  return %y : tensor<64x8x128xbf16>
+}
+func.func @reshape_interleaved_rotary_bf16(%x: tensor<2x?x128xbf16>, %cos: tensor<?x128xbf16>, %sin: tensor<?x128xbf16>) -> tensor<2x?x128xbf16> {
+  %odd = fusion.slice %x offsets = [0, 0, 1] sizes = [2, -1, 64] strides = [1, 1, 2] : tensor<2x?x128xbf16> -> tensor<2x?x64xbf16>
+  %neg = fusion.neg %odd : tensor<2x?x64xbf16>
+  %even = fusion.slice %x offsets = [0, 0, 0] sizes = [2, -1, 64] strides = [1, 1, 2] : tensor<2x?x128xbf16> -> tensor<2x?x64xbf16>
+  %a = fusion.reshape %neg : tensor<2x?x64xbf16> -> tensor<2x?x64x1xbf16>
+  %b = fusion.reshape %even : tensor<2x?x64xbf16> -> tensor<2x?x64x1xbf16>
+  %pairs = fusion.concat %a, %b axis = 3 : (tensor<2x?x64x1xbf16>, tensor<2x?x64x1xbf16>) -> tensor<2x?x64x2xbf16>
+  %rotated = fusion.reshape %pairs : tensor<2x?x64x2xbf16> -> tensor<2x?x128xbf16>
+  %c = fusion.mul %x, %cos : (tensor<2x?x128xbf16>, tensor<?x128xbf16>) -> tensor<2x?x128xbf16>
+  %s = fusion.mul %rotated, %sin : (tensor<2x?x128xbf16>, tensor<?x128xbf16>) -> tensor<2x?x128xbf16>
+  %y = fusion.add %c, %s : tensor<2x?x128xbf16>
+  return %y : tensor<2x?x128xbf16>
+}
+func.func @reshape_odd_rows(%x: tensor<5x12xf32>, %w: tensor<15xf32>) -> tensor<4x15xf32> {
+  %t = fusion.tanh %x : tensor<5x12xf32>
+  %r = fusion.reshape %t : tensor<5x12xf32> -> tensor<4x15xf32>
+  %y = fusion.add %r, %w : (tensor<4x15xf32>, tensor<15xf32>) -> tensor<4x15xf32>
+  return %y : tensor<4x15xf32>
+}
 """
 
 
@@ -281,6 +308,8 @@ SHAPES = {
     "decode_d256_bf16": [[(2, 2, 1, 256), (2, 2, n, 256), (2, 2, n, 256)] for n in (1, 33, 1000)],
     "decode_queries4": [[(2, 3, 4, 64), (2, 3, n, 64), (2, 3, n, 64)] for n in (1, 300)],
     "reshape_dynamic": [[(2, n, 64)] for n in (0, 1, 1000)],
+    "reshape_interleaved_rotary_bf16": [[(2, n, 128), (n, 128), (n, 128)]
+                                        for n in (0, 1, 7, 1000)],
     "concat_rotary_bf16": [[(n, 128)] * 3 for n in (0, 1, 7, 1000)],
     "concat_three_f16": [[(2, n, 3), (2, n, 5), (2, n, 1)] for n in (1, 9, 333)],
     "concat_unaligned": [[(n, 64)] * 2 for n in (5, 4097)],
@@ -424,6 +453,14 @@ def reference(name, *xs):
     if name == "reshape_dynamic":
         s = torch.softmax(x[0].reshape(2, -1, 4, 16), -1)
         return (-s.reshape(x[0].shape),)
+    if name == "reshape_fused_heads_bf16":
+        g = torch.nn.functional.gelu(x[0])
+        return (g.reshape(64, 8, 128) * x[1],)
+    if name == "reshape_interleaved_rotary_bf16":
+        rotated = torch.stack((-x[0][..., 1::2], x[0][..., ::2]), dim=-1).flatten(-2)
+        return (x[0] * x[1] + rotated * x[2],)
+    if name == "reshape_odd_rows":
+        return (torch.tanh(x[0]).reshape(4, 15) + x[1],)
     if name == "slice_row_sum":
         return (torch.exp(x[0][:, 32:96]).sum(-1),)
     raise KeyError(name)

@@ -356,6 +356,9 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
     return eval(transpose.getX(), operandIndex, lanes);
   }
 
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return evalReshape(reshape, index, lanes);
+
   if (isTrivialReduction(op)) {
     ArrayRef<int64_t> axes = getReduceAxes(op);
     Value input = op->getOperand(0);
@@ -392,6 +395,75 @@ FailureOr<Value> PointEvaluator::evalOp(Operation *op, ArrayRef<Value> index,
 
   return op->emitOpError("has no GPU lowering (decompose composite ops "
                          "first)");
+}
+
+/// Whether a vector of `width` lanes along the last dimension of `to`,
+/// starting on a multiple of `width`, is one aligned vector along the last
+/// dimension of `from` when `from` is reshaped into `to`: the same dynamic
+/// dimension last on both sides, or static last sizes `width` divides.
+static bool keepsLanes(ArrayRef<int64_t> from, ArrayRef<int64_t> to,
+                       int64_t width) {
+  if (from.empty() || to.empty())
+    return false;
+  if (ShapedType::isDynamic(from.back()) || ShapedType::isDynamic(to.back()))
+    return ShapedType::isDynamic(from.back()) &&
+           ShapedType::isDynamic(to.back());
+  return from.back() % width == 0 && to.back() % width == 0;
+}
+
+FailureOr<Value> PointEvaluator::evalReshape(ReshapeOp reshape,
+                                             ArrayRef<Value> index,
+                                             bool lanes) {
+  if (flat)
+    return reshape.emitOpError("cannot be evaluated at a flat offset");
+  ArrayRef<int64_t> from = shapeOf(reshape.getX());
+  ArrayRef<int64_t> to = shapeOf(reshape.getResult());
+  if (lanes && !keepsLanes(from, to, width))
+    return gather(reshape.getResult(), index);
+  // The shapes alternate runs of static sizes and the dynamic sizes between
+  // them, each run of one product on both sides (the verifier's rule): a
+  // dynamic dimension keeps its index, and each run's position, row-major
+  // within the run, is the same on both sides.
+  SmallVector<Value> operandIndex(from.size());
+  // Static run [i, iEnd) of `to` onto [j, jEnd) of `from`: equal sizes at
+  // either end map one to one; the rest is linearized in `to` and split in
+  // `from` by constants.
+  auto mapRun = [&](size_t i, size_t iEnd, size_t j, size_t jEnd) {
+    while (i < iEnd && j < jEnd && to[i] == from[j])
+      operandIndex[j++] = index[i++];
+    while (i < iEnd && j < jEnd && to[iEnd - 1] == from[jEnd - 1])
+      operandIndex[--jEnd] = index[--iEnd];
+    Value position = indexConst(b, loc, 0);
+    for (size_t d = i; d < iEnd; ++d)
+      position = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, position, indexConst(b, loc, to[d])),
+          index[d]);
+    for (size_t d = jEnd; d-- > j;) {
+      if (d == j) {
+        operandIndex[d] = position;
+        break;
+      }
+      Value size = indexConst(b, loc, from[d]);
+      operandIndex[d] = arith::RemUIOp::create(b, loc, position, size);
+      position = arith::DivUIOp::create(b, loc, position, size);
+    }
+  };
+  for (size_t i = 0, j = 0;;) {
+    size_t iEnd = i, jEnd = j;
+    while (iEnd < to.size() && !ShapedType::isDynamic(to[iEnd]))
+      ++iEnd;
+    while (jEnd < from.size() && !ShapedType::isDynamic(from[jEnd]))
+      ++jEnd;
+    mapRun(i, iEnd, j, jEnd);
+    if (iEnd == to.size() || jEnd == from.size())
+      break;
+    // The dynamic size after the run keeps its index.
+    operandIndex[jEnd] = index[iEnd];
+    i = iEnd + 1;
+    j = jEnd + 1;
+  }
+  return eval(reshape.getX(), operandIndex, lanes);
 }
 
 FailureOr<Value> PointEvaluator::evalLoopReduction(Operation *op,

@@ -130,6 +130,9 @@ private:
   Value loadAcrossRows(OpBuilder &b, Value buffer, ArrayRef<Value> index);
   FailureOr<Value> evalOp(Operation *op, ArrayRef<Value> index, bool lanes);
   FailureOr<Value> evalLoopReduction(Operation *op, ArrayRef<Value> index);
+  /// The operand at the index of the same row-major position.
+  FailureOr<Value> evalReshape(ReshapeOp reshape, ArrayRef<Value> index,
+                               bool lanes);
   FailureOr<Value> evalMatmul(MatmulOp op, ArrayRef<Value> index);
   /// Evaluates lane by lane and assembles the vector.
   FailureOr<Value> gather(Value value, ArrayRef<Value> index);

@@ -105,3 +105,53 @@ func.func @concat_unaligned(%x: tensor<5x8xf32>, %y: tensor<5x8xf32>) -> tensor<
   }
   return %0 : tensor<5x8xf32>
 }
+
+// -----
+
+// A reshape in the kernel splitting the innermost axis: vectors stay
+// vectors (8 divides both innermost sizes), the operand's index taken by
+// constants (the position in the run of 1024, split as 8 x 128).
+// CHECK-LABEL: func.func @reshape_keeps_vectors
+// CHECK: gpu.launch
+// CHECK: arith.remui {{.*}} %c128
+// CHECK: vector.load {{.*}} : memref<64x1024xbf16>, vector<8xbf16>
+// CHECK: vector.load {{.*}} : memref<8x128xbf16>, vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<64x8x128xbf16>, vector<8xbf16>
+func.func @reshape_keeps_vectors(%x: tensor<64x1024xbf16>, %w: tensor<8x128xbf16>) -> tensor<64x8x128xbf16> {
+  %0 = fusion.kernel elementwise "reshape_keeps_vectors" (%x, %w) {plan = #fusion.plan<elementwise, threads = 256, vector = 8, row = none, cluster = 1, passes = [1, 1]>} : (tensor<64x1024xbf16>, tensor<8x128xbf16>) -> tensor<64x8x128xbf16> {
+  ^bb0(%a: tensor<64x1024xbf16>, %b: tensor<8x128xbf16>):
+    %g = fusion.gelu %a : tensor<64x1024xbf16>
+    %r = fusion.reshape %g : tensor<64x1024xbf16> -> tensor<64x8x128xbf16>
+    %y = fusion.mul %r, %b : (tensor<64x8x128xbf16>, tensor<8x128xbf16>) -> tensor<64x8x128xbf16>
+    fusion.yield %y : tensor<64x8x128xbf16>
+  }
+  return %0 : tensor<64x8x128xbf16>
+}
+
+// -----
+
+// Pairs interleaved (a concat of unit axes flattened): the lanes of a
+// vector come from both halves, so each lane is read on its own; the
+// dynamic rows keep their index.
+// CHECK-LABEL: func.func @reshape_interleaves
+// CHECK: gpu.launch
+// CHECK: vector.load {{.*}} : memref<?x8xf32>, vector<4xf32>
+// CHECK: arith.remui {{.*}} %c2
+// CHECK: memref.load {{.*}} : memref<?x8xf32>
+// CHECK: vector.from_elements
+// CHECK: vector.store {{.*}} : memref<?x8xf32>, vector<4xf32>
+func.func @reshape_interleaves(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = fusion.kernel elementwise "reshape_interleaves" (%x) {plan = #fusion.plan<elementwise, threads = 256, vector = 4, row = none, cluster = 1, passes = [1]>} : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>):
+    %odd = fusion.slice %a offsets = [0, 1] sizes = [-1, 4] strides = [1, 2] : tensor<?x8xf32> -> tensor<?x4xf32>
+    %neg = fusion.neg %odd : tensor<?x4xf32>
+    %even = fusion.slice %a offsets = [0, 0] sizes = [-1, 4] strides = [1, 2] : tensor<?x8xf32> -> tensor<?x4xf32>
+    %p = fusion.reshape %neg : tensor<?x4xf32> -> tensor<?x4x1xf32>
+    %q = fusion.reshape %even : tensor<?x4xf32> -> tensor<?x4x1xf32>
+    %pairs = fusion.concat %p, %q axis = 2 : (tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> tensor<?x4x2xf32>
+    %flat = fusion.reshape %pairs : tensor<?x4x2xf32> -> tensor<?x8xf32>
+    %y = fusion.add %a, %flat : tensor<?x8xf32>
+    fusion.yield %y : tensor<?x8xf32>
+  }
+  return %0 : tensor<?x8xf32>
+}

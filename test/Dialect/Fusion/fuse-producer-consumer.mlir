@@ -121,17 +121,82 @@ func.func @reduction_left_alone(%x: tensor<8x128xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A reshape stays between kernels (a view of the producer's buffer): the
-// kernels on either side are not fused across it.
+// Two elementwise kernels fuse across a reshape: the reshape joins the
+// kernel, which reads each element at the operand's index of the same
+// row-major position.
 // CHECK-LABEL: func.func @across_reshape
-// CHECK: %[[A:.+]] = fusion.kernel elementwise
-// CHECK: fusion.exp
-// CHECK: %[[R:.+]] = fusion.reshape %[[A]] : tensor<4x8xf32> -> tensor<32xf32>
-// CHECK: fusion.kernel elementwise {{.*}}(%[[R]])
-// CHECK: fusion.neg
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK: %[[K:.+]] = fusion.kernel elementwise "across_reshape_k0" (%[[X]])
+// CHECK: %[[E:.+]] = fusion.exp
+// CHECK: %[[R:.+]] = fusion.reshape %[[E]] : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK: fusion.neg %[[R]]
+// CHECK-NOT: fusion.kernel
+// CHECK: return %[[K]]
 func.func @across_reshape(%x: tensor<4x8xf32>) -> tensor<32xf32> {
   %0 = fusion.exp %x : tensor<4x8xf32>
   %1 = fusion.reshape %0 : tensor<4x8xf32> -> tensor<32xf32>
   %2 = fusion.neg %1 : tensor<32xf32>
   return %2 : tensor<32xf32>
+}
+
+// -----
+
+// GPT-J's interleaved rotation, stack((-x[..., 1::2], x[..., ::2]), -1)
+// flattened, with dynamic rows: the strided slices, the unit axes the
+// reshapes add, the concat and the flattening reshape are one kernel with
+// the rotary combination.
+// CHECK-LABEL: func.func @interleaved_rotation
+// CHECK: %[[K:.+]] = fusion.kernel elementwise "interleaved_rotation_k0"
+// CHECK-COUNT-2: fusion.reshape {{.*}} : tensor<2x?x4xbf16> -> tensor<2x?x4x1xbf16>
+// CHECK: fusion.concat
+// CHECK: fusion.reshape {{.*}} : tensor<2x?x4x2xbf16> -> tensor<2x?x8xbf16>
+// CHECK: fusion.add
+// CHECK-NOT: fusion.kernel
+// CHECK: return %[[K]]
+func.func @interleaved_rotation(%x: tensor<2x?x8xbf16>, %cos: tensor<?x8xbf16>, %sin: tensor<?x8xbf16>) -> tensor<2x?x8xbf16> {
+  %odd = fusion.slice %x offsets = [0, 0, 1] sizes = [2, -1, 4] strides = [1, 1, 2] : tensor<2x?x8xbf16> -> tensor<2x?x4xbf16>
+  %neg = fusion.neg %odd : tensor<2x?x4xbf16>
+  %even = fusion.slice %x offsets = [0, 0, 0] sizes = [2, -1, 4] strides = [1, 1, 2] : tensor<2x?x8xbf16> -> tensor<2x?x4xbf16>
+  %a = fusion.reshape %neg : tensor<2x?x4xbf16> -> tensor<2x?x4x1xbf16>
+  %b = fusion.reshape %even : tensor<2x?x4xbf16> -> tensor<2x?x4x1xbf16>
+  %pairs = fusion.concat %a, %b axis = 3 : (tensor<2x?x4x1xbf16>, tensor<2x?x4x1xbf16>) -> tensor<2x?x4x2xbf16>
+  %rotated = fusion.reshape %pairs : tensor<2x?x4x2xbf16> -> tensor<2x?x8xbf16>
+  %c = fusion.mul %x, %cos : (tensor<2x?x8xbf16>, tensor<?x8xbf16>) -> tensor<2x?x8xbf16>
+  %s = fusion.mul %rotated, %sin : (tensor<2x?x8xbf16>, tensor<?x8xbf16>) -> tensor<2x?x8xbf16>
+  %y = fusion.add %c, %s : tensor<2x?x8xbf16>
+  return %y : tensor<2x?x8xbf16>
+}
+
+// -----
+
+// A value also read elsewhere is written by the merged kernel, whose
+// outputs have one shape: here the value's shape is not the consumer's, so
+// the two stay apart (the reshape a view between them).
+// CHECK-LABEL: func.func @reshape_also_returned
+// CHECK: %[[K:.+]] = fusion.kernel elementwise "reshape_also_returned_k0"
+// CHECK: %[[R:.+]] = fusion.reshape %[[K]] : tensor<4x8xf32> -> tensor<4x2x4xf32>
+// CHECK: %[[N:.+]] = fusion.kernel elementwise "reshape_also_returned_k1" (%[[R]])
+// CHECK: return %[[N]], %[[R]]
+func.func @reshape_also_returned(%x: tensor<4x8xf32>) -> (tensor<4x2x4xf32>, tensor<4x2x4xf32>) {
+  // expected-remark @+1 {{[shape] the value is also needed elsewhere, and an elementwise kernel writes outputs of one shape ([4x8] vs [4x2x4])}}
+  %0 = fusion.exp %x : tensor<4x8xf32>
+  %1 = fusion.reshape %0 : tensor<4x8xf32> -> tensor<4x2x4xf32>
+  %2 = fusion.neg %1 : tensor<4x2x4xf32>
+  return %2, %1 : tensor<4x2x4xf32>, tensor<4x2x4xf32>
+}
+
+// -----
+
+// Only elementwise kernels evaluate a reshape: a product stays a kernel of
+// its own, read under the new shape as a view.
+// CHECK-LABEL: func.func @reshape_of_product
+// CHECK: %[[M:.+]] = fusion.kernel matmul
+// CHECK: %[[R:.+]] = fusion.reshape %[[M]]
+// CHECK: fusion.kernel elementwise {{.*}}(%[[R]])
+func.func @reshape_of_product(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x2x4xf32> {
+  // expected-remark @+1 {{[reshape] only elementwise kernels fuse across a reshape (here matmul -> elementwise)}}
+  %0 = fusion.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = fusion.reshape %0 : tensor<4x8xf32> -> tensor<4x2x4xf32>
+  %2 = fusion.tanh %1 : tensor<4x2x4xf32>
+  return %2 : tensor<4x2x4xf32>
 }

@@ -396,14 +396,15 @@ func.func @reshape_3(%x: tensor<4x8xf32>) {
 }
 // -----
 
-func.func @reshape_4(%x: tensor<4x8xf32>) -> tensor<32xf32> {
-  %0 = fusion.kernel elementwise (%x) : (tensor<4x8xf32>) -> tensor<32xf32> {
+func.func @reshape_4(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = fusion.kernel reduction (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    // expected-error @+1 {{is a view of its operand's buffer: it cannot be inside a fusion.kernel}}
-    %1 = fusion.reshape %a : tensor<4x8xf32> -> tensor<32xf32>
-    fusion.yield %1 : tensor<32xf32>
+    // expected-error @+1 {{is evaluated inside elementwise kernels only, not in a reduction kernel}}
+    %1 = fusion.reshape %a : tensor<4x8xf32> -> tensor<4x2x4xf32>
+    %2 = fusion.reduce_sum %1 axes = [1, 2] : tensor<4x2x4xf32> -> tensor<4xf32>
+    fusion.yield %2 : tensor<4xf32>
   }
-  return %0 : tensor<32xf32>
+  return %0 : tensor<4xf32>
 }
 // -----
 

@@ -4,7 +4,11 @@
 # split out of a product and transposed, a softmax over an axis the reshape
 # made, rank 0 on either side, two reshapes in a row, f32 and f16, and
 # dynamic sizes (kept whole and in order, at run-time sizes 0 and up).
-# Fused and unfused, outputs poisoned, against numpy in float64.
+# Fused, elementwise kernels on both sides of a reshape are one kernel that
+# holds it: heads split between two elementwise steps, and GPT-J's
+# interleaved rotation (strided slices, unit axes added, a concat and a
+# flattening reshape). Fused and unfused, outputs poisoned, against numpy in
+# float64.
 #
 # RUN: %fusion_python %s %fusion_obj_root %t
 
@@ -67,6 +71,25 @@ func.func @dynamic_middle(%x: tensor<2x?x6xf32>) -> tensor<12x?xf32> {
   %v = fusion.reshape %u : tensor<2x6x?xf32> -> tensor<12x?xf32>
   return %v : tensor<12x?xf32>
 }
+func.func @split_heads(%x: tensor<3x32xf32>, %w: tensor<4x8xf32>) -> tensor<3x4x8xf32> {
+  %g = fusion.tanh %x : tensor<3x32xf32>
+  %h = fusion.reshape %g : tensor<3x32xf32> -> tensor<3x4x8xf32>
+  %y = fusion.mul %h, %w : (tensor<3x4x8xf32>, tensor<4x8xf32>) -> tensor<3x4x8xf32>
+  return %y : tensor<3x4x8xf32>
+}
+func.func @interleaved_rotation(%x: tensor<2x?x8xf32>, %cos: tensor<?x8xf32>, %sin: tensor<?x8xf32>) -> tensor<2x?x8xf32> {
+  %odd = fusion.slice %x offsets = [0, 0, 1] sizes = [2, -1, 4] strides = [1, 1, 2] : tensor<2x?x8xf32> -> tensor<2x?x4xf32>
+  %neg = fusion.neg %odd : tensor<2x?x4xf32>
+  %even = fusion.slice %x offsets = [0, 0, 0] sizes = [2, -1, 4] strides = [1, 1, 2] : tensor<2x?x8xf32> -> tensor<2x?x4xf32>
+  %a = fusion.reshape %neg : tensor<2x?x4xf32> -> tensor<2x?x4x1xf32>
+  %b = fusion.reshape %even : tensor<2x?x4xf32> -> tensor<2x?x4x1xf32>
+  %pairs = fusion.concat %a, %b axis = 3 : (tensor<2x?x4x1xf32>, tensor<2x?x4x1xf32>) -> tensor<2x?x4x2xf32>
+  %rotated = fusion.reshape %pairs : tensor<2x?x4x2xf32> -> tensor<2x?x8xf32>
+  %c = fusion.mul %x, %cos : (tensor<2x?x8xf32>, tensor<?x8xf32>) -> tensor<2x?x8xf32>
+  %s = fusion.mul %rotated, %sin : (tensor<2x?x8xf32>, tensor<?x8xf32>) -> tensor<2x?x8xf32>
+  %y = fusion.add %c, %s : tensor<2x?x8xf32>
+  return %y : tensor<2x?x8xf32>
+}
 """)
 failures = []
 rng = testing.fresh_rng()
@@ -125,6 +148,22 @@ for fuse in (True, False):
         s = 1 / (1 + np.exp(-x.astype(np.float64)))
         testing.check(f"{tag} dynamic middle size {rows}", v,
                       s.transpose(0, 2, 1).reshape(12, rows), "f32", failures)
+
+    x = rng.standard_normal((3, 32)).astype(np.float32)
+    w = rng.standard_normal((4, 8)).astype(np.float32)
+    (y,) = module.split_heads(x, w)
+    testing.check(f"{tag} heads split between two elementwise steps", y,
+                  np.tanh(x.astype(np.float64)).reshape(3, 4, 8) * w, "f32", failures)
+
+    for rows in (5, 1, 0):
+        x = rng.standard_normal((2, rows, 8)).astype(np.float32)
+        cos = rng.standard_normal((rows, 8)).astype(np.float32)
+        sin = rng.standard_normal((rows, 8)).astype(np.float32)
+        (y,) = module.interleaved_rotation(x, cos, sin)
+        x64 = x.astype(np.float64)
+        rotated = np.stack((-x64[..., 1::2], x64[..., ::2]), axis=-1).reshape(x.shape)
+        testing.check(f"{tag} interleaved rotation, {rows} rows", y, x64 * cos + rotated * sin,
+                      "f32", failures)
 
 print(f"{len(failures)} failures: {failures}")
 sys.exit(1 if failures else 0)

@@ -657,9 +657,11 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError("must keep each dynamic size, in order, with the same "
                        "product of static sizes between them: ")
            << input << " -> " << result;
-  if ((*this)->getParentOfType<KernelOp>())
-    return emitOpError("is a view of its operand's buffer: it cannot be "
-                       "inside a fusion.kernel");
+  if (auto kernel = (*this)->getParentOfType<KernelOp>();
+      kernel && kernel.getKind() != KernelKind::elementwise)
+    return emitOpError("is evaluated inside elementwise kernels only, not "
+                       "in a ")
+           << stringifyKernelKind(kernel.getKind()) << " kernel";
   return success();
 }
 

@@ -26,6 +26,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::fusion;
 
@@ -131,6 +133,42 @@ static int64_t countOps(KernelOp kernel) {
   return llvm::range_size(computeOps(kernel));
 }
 
+/// The value `input` views: itself, or the operand of the reshapes it is
+/// made by (views between kernels, which an elementwise kernel that fuses
+/// across them evaluates by index).
+static Value getViewedValue(Value input) {
+  while (auto reshape = input.getDefiningOp<ReshapeOp>())
+    input = reshape.getX();
+  return input;
+}
+
+/// Whether the kernel input `input` is a result of `producer`, or a
+/// reshape of one.
+static bool isResultOf(Value input, KernelOp producer) {
+  return getViewedValue(input).getDefiningOp() == producer.getOperation();
+}
+
+/// The ops that read `value`, each reshape of it replaced by its readers.
+static void collectReaders(Value value, SmallVectorImpl<Operation *> &readers) {
+  for (Operation *user : value.getUsers()) {
+    if (auto reshape = dyn_cast<ReshapeOp>(user))
+      collectReaders(reshape.getResult(), readers);
+    else if (!llvm::is_contained(readers, user))
+      readers.push_back(user);
+  }
+}
+
+/// Whether `consumer` reads a result of `producer` through a reshape.
+static bool readsThroughReshape(KernelOp producer, KernelOp consumer) {
+  return llvm::any_of(consumer.getInputs(), [&](Value input) {
+    return input.getDefiningOp<ReshapeOp>() && isResultOf(input, producer);
+  });
+}
+
+static bool holdsReshape(KernelOp kernel) {
+  return !kernel.getBodyBlock().getOps<ReshapeOp>().empty();
+}
+
 /// The rows the reductions of a row kernel run over.
 static SmallVector<int64_t> getKernelRowShape(KernelOp kernel) {
   for (Operation &op : computeOps(kernel))
@@ -210,24 +248,31 @@ static int64_t bytesOf(ArrayRef<Value> values) {
   return bytes.estimate();
 }
 
-/// The results of `producer` that `consumer` reads.
+/// The results of `producer` that `consumer` reads (directly or through
+/// reshapes).
 static SmallVector<Value> resultsUsedBy(KernelOp producer,
                                         Operation *consumer) {
   SmallVector<Value> used;
-  for (Value result : producer.getResults())
-    if (llvm::is_contained(result.getUsers(), consumer))
+  for (Value result : producer.getResults()) {
+    SmallVector<Operation *> readers;
+    collectReaders(result, readers);
+    if (llvm::is_contained(readers, consumer))
       used.push_back(result);
+  }
   return used;
 }
 
-/// The results of `producer` with a user other than `consumer`.
+/// The results of `producer` with a reader other than `consumer`.
 static SmallVector<Value> resultsEscaping(KernelOp producer,
                                           Operation *consumer) {
   SmallVector<Value> escaping;
-  for (Value result : producer.getResults())
-    if (llvm::any_of(result.getUsers(),
-                     [&](Operation *user) { return user != consumer; }))
+  for (Value result : producer.getResults()) {
+    SmallVector<Operation *> readers;
+    collectReaders(result, readers);
+    if (llvm::any_of(readers,
+                     [&](Operation *reader) { return reader != consumer; }))
       escaping.push_back(result);
+  }
   return escaping;
 }
 
@@ -276,10 +321,21 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
   for (Value input : producer.getInputs())
     addInput(input);
   for (Value input : consumer.getInputs())
-    if (input.getDefiningOp() != producer)
+    if (!isResultOf(input, producer))
       addInput(input);
 
   SmallVector<Value> escaping = resultsEscaping(producer, consumer);
+  // The reshapes the consumer reads the producer through: rebuilt inside,
+  // erased outside once nothing else reads them.
+  llvm::SetVector<Operation *> views;
+  for (Value input : consumer.getInputs()) {
+    if (!isResultOf(input, producer))
+      continue;
+    while (auto reshape = input.getDefiningOp<ReshapeOp>()) {
+      views.insert(reshape);
+      input = reshape.getX();
+    }
+  }
   SmallVector<Type> resultTypes(consumer.getResultTypes());
   for (Value result : escaping)
     resultTypes.push_back(result.getType());
@@ -300,10 +356,18 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
       llvm::map_to_vector(producer.getYield().getValues(),
                           [&](Value v) { return mapping.lookupOrDefault(v); });
 
+  // A result of the producer as the consumer reads it: the yielded value,
+  // reshaped as on the way between the two.
+  std::function<Value(Value)> inBody = [&](Value input) -> Value {
+    if (auto reshape = input.getDefiningOp<ReshapeOp>())
+      return ReshapeOp::create(builder, reshape.getLoc(), reshape.getType(),
+                               inBody(reshape.getX()));
+    return producerYield[cast<OpResult>(input).getResultNumber()];
+  };
   for (auto [arg, input] : llvm::zip(consumer.getBodyBlock().getArguments(),
                                      consumer.getInputs())) {
-    if (input.getDefiningOp() == producer)
-      mapping.map(arg, producerYield[cast<OpResult>(input).getResultNumber()]);
+    if (isResultOf(input, producer))
+      mapping.map(arg, inBody(input));
     else
       mapping.map(arg, body.getArgument(inputIndex[input]));
   }
@@ -323,6 +387,17 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
            escaping, merged.getResults().drop_front(consumer->getNumResults())))
     result.replaceAllUsesWith(replacement);
   consumer->erase();
+  // Outer reshapes first: erasing one may leave the one it reads unused.
+  SmallVector<Operation *> unused = views.takeVector();
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *&view : unused)
+      if (view && view->use_empty()) {
+        view->erase();
+        view = nullptr;
+        erased = true;
+      }
+  }
   producer->erase();
 
   // Users of the producer that sat between it and the consumer now precede
@@ -589,6 +664,17 @@ FailureOr<KernelKind> KernelFuser::classify(KernelOp producer,
     reason = "[attention] an attention kernel is a fusion boundary";
     return failure();
   }
+  // A reshape in a kernel is evaluated by index, which only the
+  // elementwise strategies do; elsewhere it stays a view between kernels.
+  if ((p != KernelKind::elementwise || c != KernelKind::elementwise) &&
+      (readsThroughReshape(producer, consumer) || holdsReshape(producer) ||
+       holdsReshape(consumer))) {
+    reason = "[reshape] only elementwise kernels fuse across a reshape "
+             "(here " +
+             stringifyKernelKind(p).str() + " -> " +
+             stringifyKernelKind(c).str() + ")";
+    return failure();
+  }
   if (p != KernelKind::matmul && c == KernelKind::matmul) {
     reason = "[matmul-boundary] matmul is a fusion boundary";
     if (p != KernelKind::elementwise)
@@ -701,8 +787,12 @@ bool KernelFuser::reachesThroughOthers(KernelOp producer, KernelOp consumer) {
       if (Operation *inBlock = block.findAncestorOpInBlock(*user))
         worklist.push_back(inBlock);
   };
-  for (Operation *user : producer->getUsers())
-    if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+  // Reshapes on the way to the consumer are part of the edge.
+  SmallVector<Operation *> readers;
+  for (Value result : producer.getResults())
+    collectReaders(result, readers);
+  for (Operation *reader : readers)
+    if (Operation *inBlock = block.findAncestorOpInBlock(*reader))
       if (inBlock != consumer.getOperation())
         worklist.push_back(inBlock);
   while (!worklist.empty()) {
@@ -739,7 +829,7 @@ std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
   llvm::SmallDenseSet<Value> inputs(producer.getInputs().begin(),
                                     producer.getInputs().end());
   for (Value input : consumer.getInputs())
-    if (input.getDefiningOp() != producer)
+    if (!isResultOf(input, producer))
       inputs.insert(input);
   int64_t params = inputs.size() + consumer->getNumResults() + escaping.size();
   if (params > options.maxParams)
@@ -783,10 +873,20 @@ std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
 }
 
 bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
+  // Readers through reshapes included; the copies that recomputing makes
+  // are read directly, so a producer read through a reshape is not
+  // recomputed.
   llvm::SetVector<Operation *> users;
-  for (Operation *user : producer->getUsers())
-    if (Operation *inBlock = block.findAncestorOpInBlock(*user))
-      users.insert(inBlock);
+  bool readThroughReshape = false;
+  for (Value result : producer.getResults()) {
+    SmallVector<Operation *> readers;
+    collectReaders(result, readers);
+    for (Operation *reader : readers)
+      if (Operation *inBlock = block.findAncestorOpInBlock(*reader))
+        users.insert(inBlock);
+    readThroughReshape |= llvm::any_of(
+        result.getUsers(), [](Operation *u) { return isa<ReshapeOp>(u); });
+  }
   if (users.empty())
     return false;
 
@@ -801,7 +901,7 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
   int64_t bestDelta = 0;
   KernelOp bestConsumer;
   KernelKind bestKind = KernelKind::elementwise;
-  bool allKernelsAccept = true;
+  bool allKernelsAccept = !readThroughReshape;
   SmallVector<std::pair<KernelOp, KernelKind>> consumers;
   for (Operation *user : users) {
     auto consumer = dyn_cast<KernelOp>(user);
@@ -902,8 +1002,8 @@ void KernelFuser::fuseVertically(FusionRules rules) {
       if (!alive.contains(kernel))
         continue;
       SmallVector<Operation *> neighbours;
-      for (Operation *user : kernel->getUsers())
-        neighbours.push_back(user);
+      for (Value result : kernel->getResults())
+        collectReaders(result, neighbours);
       if (!fuseProducer(kernel, rules))
         continue;
       changed = true;
@@ -991,8 +1091,7 @@ void KernelFuser::fuseHorizontally(bool siblingReductionsOnly) {
           live > options.maxLiveValues)
         continue;
       if (reachesThroughOthers(earlier, kernel) ||
-          llvm::any_of(earlier->getUsers(),
-                       [&](Operation *u) { return u == kernel; }))
+          !resultsUsedBy(earlier, kernel).empty())
         continue;
       if (!partner || sharesInput) {
         partner = earlier;
@@ -1024,12 +1123,13 @@ void KernelFuser::emitRemarks(FusionRules rules) {
       continue;
     for (auto [arg, input] : llvm::zip(consumer.getBodyBlock().getArguments(),
                                        consumer.getInputs())) {
-      auto producer = input.getDefiningOp<KernelOp>();
+      Value source = getViewedValue(input);
+      auto producer = source.getDefiningOp<KernelOp>();
       if (!producer)
         continue;
       std::string reason = explainEdge(producer, consumer, rules);
       Value yielded = producer.getYield().getOperand(
-          cast<OpResult>(input).getResultNumber());
+          cast<OpResult>(source).getResultNumber());
       Operation *producing = yielded.getDefiningOp();
       if (!producing)
         producing = producer;

@@ -494,10 +494,10 @@ def Fusion_ReshapeOp : Fusion_Op<"reshape",
     whole and in order (the k-th dynamic dimension of the result is the
     operand's k-th), with the same product of static sizes between them on
     both sides (`?x256` -> `?x8x32`, `2x?x64` -> `2x?x4x16`). It moves no data:
-    it never joins a kernel (a `fusion.kernel` may not hold one), and the
-    lowerings make it a view of its operand's buffer, so the kernels on
-    either side of it read and write memory as usual (the fusion passes do
-    not fuse across it).
+    between kernels the lowerings make it a view of its operand's buffer.
+    Inside a kernel, which only an `elementwise` one may hold (the fusion
+    passes fuse two elementwise kernels across it), each element is read
+    at the operand's index of the same row-major position.
 
     Example (heads split out of a projection):
 
