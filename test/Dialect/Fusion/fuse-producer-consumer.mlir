@@ -170,19 +170,36 @@ func.func @interleaved_rotation(%x: tensor<2x?x8xbf16>, %cos: tensor<?x8xbf16>, 
 // -----
 
 // A value also read elsewhere is written by the merged kernel, whose
-// outputs have one shape: here the value's shape is not the consumer's, so
-// the two stay apart (the reshape a view between them).
+// outputs have one shape: here through the reshape the consumer reads
+// (the kernel writes the reshaped value, the view outside is gone) ...
 // CHECK-LABEL: func.func @reshape_also_returned
-// CHECK: %[[K:.+]] = fusion.kernel elementwise "reshape_also_returned_k0"
-// CHECK: %[[R:.+]] = fusion.reshape %[[K]] : tensor<4x8xf32> -> tensor<4x2x4xf32>
-// CHECK: %[[N:.+]] = fusion.kernel elementwise "reshape_also_returned_k1" (%[[R]])
-// CHECK: return %[[N]], %[[R]]
+// CHECK: %[[K:.+]]:2 = fusion.kernel elementwise "reshape_also_returned_k0"
+// CHECK: %[[R:.+]] = fusion.reshape
+// CHECK: %[[N:.+]] = fusion.neg %[[R]]
+// CHECK: fusion.yield %[[N]], %[[R]] : tensor<4x2x4xf32>, tensor<4x2x4xf32>
+// CHECK-NOT: fusion.reshape
+// CHECK: return %[[K]]#0, %[[K]]#1
 func.func @reshape_also_returned(%x: tensor<4x8xf32>) -> (tensor<4x2x4xf32>, tensor<4x2x4xf32>) {
-  // expected-remark @+1 {{[shape] the value is also needed elsewhere, and an elementwise kernel writes outputs of one shape ([4x8] vs [4x2x4])}}
   %0 = fusion.exp %x : tensor<4x8xf32>
   %1 = fusion.reshape %0 : tensor<4x8xf32> -> tensor<4x2x4xf32>
   %2 = fusion.neg %1 : tensor<4x2x4xf32>
   return %2, %1 : tensor<4x2x4xf32>, tensor<4x2x4xf32>
+}
+
+// -----
+
+// ... but not where it is also read in its own shape.
+// CHECK-LABEL: func.func @unreshaped_also_returned
+// CHECK: %[[K:.+]] = fusion.kernel elementwise "unreshaped_also_returned_k0"
+// CHECK: %[[R:.+]] = fusion.reshape %[[K]] : tensor<4x8xf32> -> tensor<4x2x4xf32>
+// CHECK: %[[N:.+]] = fusion.kernel elementwise "unreshaped_also_returned_k1" (%[[R]])
+// CHECK: return %[[N]], %[[K]]
+func.func @unreshaped_also_returned(%x: tensor<4x8xf32>) -> (tensor<4x2x4xf32>, tensor<4x8xf32>) {
+  // expected-remark @+1 {{[shape] the value is also needed elsewhere, and an elementwise kernel writes outputs of one shape ([4x8] vs [4x2x4])}}
+  %0 = fusion.exp %x : tensor<4x8xf32>
+  %1 = fusion.reshape %0 : tensor<4x8xf32> -> tensor<4x2x4xf32>
+  %2 = fusion.neg %1 : tensor<4x2x4xf32>
+  return %2, %0 : tensor<4x2x4xf32>, tensor<4x8xf32>
 }
 
 // -----

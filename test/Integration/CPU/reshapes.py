@@ -7,7 +7,8 @@
 # Fused, elementwise kernels on both sides of a reshape are one kernel that
 # holds it: heads split between two elementwise steps, and GPT-J's
 # interleaved rotation (strided slices, unit axes added, a concat and a
-# flattening reshape). Fused and unfused, outputs poisoned, against numpy in
+# flattening reshape), and a reshape returned as well (written by the
+# kernel in its shape). Fused and unfused, outputs poisoned, against numpy in
 # float64.
 #
 # RUN: %fusion_python %s %fusion_obj_root %t
@@ -76,6 +77,12 @@ func.func @split_heads(%x: tensor<3x32xf32>, %w: tensor<4x8xf32>) -> tensor<3x4x
   %h = fusion.reshape %g : tensor<3x32xf32> -> tensor<3x4x8xf32>
   %y = fusion.mul %h, %w : (tensor<3x4x8xf32>, tensor<4x8xf32>) -> tensor<3x4x8xf32>
   return %y : tensor<3x4x8xf32>
+}
+func.func @returned_view(%x: tensor<6x8xf32>) -> (tensor<6x2x4xf32>, tensor<6x2x4xf32>) {
+  %e = fusion.exp %x : tensor<6x8xf32>
+  %r = fusion.reshape %e : tensor<6x8xf32> -> tensor<6x2x4xf32>
+  %n = fusion.neg %r : tensor<6x2x4xf32>
+  return %n, %r : tensor<6x2x4xf32>, tensor<6x2x4xf32>
 }
 func.func @interleaved_rotation(%x: tensor<2x?x8xf32>, %cos: tensor<?x8xf32>, %sin: tensor<?x8xf32>) -> tensor<2x?x8xf32> {
   %odd = fusion.slice %x offsets = [0, 0, 1] sizes = [2, -1, 4] strides = [1, 1, 2] : tensor<2x?x8xf32> -> tensor<2x?x4xf32>
@@ -154,6 +161,12 @@ for fuse in (True, False):
     (y,) = module.split_heads(x, w)
     testing.check(f"{tag} heads split between two elementwise steps", y,
                   np.tanh(x.astype(np.float64)).reshape(3, 4, 8) * w, "f32", failures)
+
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    n, r = module.returned_view(x)
+    e = np.exp(x.astype(np.float64)).reshape(6, 2, 4)
+    testing.check(f"{tag} a reshape in the kernel, returned: the view", r, e, "f32", failures)
+    testing.check(f"{tag} a reshape in the kernel, returned: negated", n, -e, "f32", failures)
 
     for rows in (5, 1, 0):
         x = rng.standard_normal((2, rows, 8)).astype(np.float32)

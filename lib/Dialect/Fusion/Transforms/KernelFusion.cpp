@@ -276,6 +276,20 @@ static SmallVector<Value> resultsEscaping(KernelOp producer,
   return escaping;
 }
 
+/// The reshape a result of `producer`, still read elsewhere once merged
+/// into `consumer`, is written as by a merged elementwise kernel (whose
+/// outputs have one shape): its only user, where that is a reshape to the
+/// consumer's output shape; null where it is written as it is.
+static ReshapeOp getEscapingView(Value result, KernelOp consumer) {
+  if (consumer->getNumResults() == 0 || !result.hasOneUse())
+    return {};
+  auto reshape = dyn_cast<ReshapeOp>(*result.user_begin());
+  if (!reshape ||
+      !sameShape(shapeOf(reshape.getResult()), shapeOf(consumer->getResult(0))))
+    return {};
+  return reshape;
+}
+
 //===----------------------------------------------------------------------===//
 // IR surgery
 //===----------------------------------------------------------------------===//
@@ -325,6 +339,15 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
       addInput(input);
 
   SmallVector<Value> escaping = resultsEscaping(producer, consumer);
+  // What each escaping result is written as: itself, or (elementwise) the
+  // reshape that reads it.
+  SmallVector<Value> written;
+  for (Value result : escaping) {
+    ReshapeOp view;
+    if (kind == KernelKind::elementwise)
+      view = getEscapingView(result, consumer);
+    written.push_back(view ? view.getResult() : result);
+  }
   // The reshapes the consumer reads the producer through: rebuilt inside,
   // erased outside once nothing else reads them.
   llvm::SetVector<Operation *> views;
@@ -336,9 +359,12 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
       input = reshape.getX();
     }
   }
+  for (Value value : written)
+    if (auto view = value.getDefiningOp<ReshapeOp>())
+      views.insert(view);
   SmallVector<Type> resultTypes(consumer.getResultTypes());
-  for (Value result : escaping)
-    resultTypes.push_back(result.getType());
+  for (Value value : written)
+    resultTypes.push_back(value.getType());
 
   OpBuilder builder(consumer);
   Location loc = builder.getFusedLoc({producer.getLoc(), consumer.getLoc()});
@@ -358,11 +384,16 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
 
   // A result of the producer as the consumer reads it: the yielded value,
   // reshaped as on the way between the two.
+  DenseMap<Value, Value> rebuilt;
   std::function<Value(Value)> inBody = [&](Value input) -> Value {
-    if (auto reshape = input.getDefiningOp<ReshapeOp>())
-      return ReshapeOp::create(builder, reshape.getLoc(), reshape.getType(),
-                               inBody(reshape.getX()));
-    return producerYield[cast<OpResult>(input).getResultNumber()];
+    auto reshape = input.getDefiningOp<ReshapeOp>();
+    if (!reshape)
+      return producerYield[cast<OpResult>(input).getResultNumber()];
+    Value &inside = rebuilt[input];
+    if (!inside)
+      inside = ReshapeOp::create(builder, reshape.getLoc(), reshape.getType(),
+                                 inBody(reshape.getX()));
+    return inside;
   };
   for (auto [arg, input] : llvm::zip(consumer.getBodyBlock().getArguments(),
                                      consumer.getInputs())) {
@@ -377,15 +408,17 @@ static KernelOp mergeKernels(KernelOp producer, KernelOp consumer,
   SmallVector<Value> yielded =
       llvm::map_to_vector(consumer.getYield().getValues(),
                           [&](Value v) { return mapping.lookupOrDefault(v); });
-  for (Value result : escaping)
-    yielded.push_back(producerYield[cast<OpResult>(result).getResultNumber()]);
+  for (Value value : written)
+    yielded.push_back(inBody(value));
   YieldOp::create(builder, loc, yielded);
 
   consumer->replaceAllUsesWith(
       merged.getResults().take_front(consumer->getNumResults()));
-  for (auto [result, replacement] : llvm::zip(
-           escaping, merged.getResults().drop_front(consumer->getNumResults())))
-    result.replaceAllUsesWith(replacement);
+  for (auto [value, replacement] : llvm::zip(
+           written, merged.getResults().drop_front(consumer->getNumResults())))
+    value.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+      return use.getOwner() != consumer.getOperation();
+    });
   consumer->erase();
   // Outer reshapes first: erasing one may leave the one it reads unused.
   SmallVector<Operation *> unused = views.takeVector();
@@ -848,7 +881,8 @@ std::string KernelFuser::checkMerge(KernelOp producer, KernelOp consumer,
       consumer->getNumResults() > 0) {
     ArrayRef<int64_t> shape = shapeOf(consumer->getResult(0));
     for (Value result : escaping)
-      if (!sameShape(shapeOf(result), shape))
+      if (!sameShape(shapeOf(result), shape) &&
+          !getEscapingView(result, consumer))
         return "[shape] the value is also needed elsewhere, and an "
                "elementwise kernel writes outputs of one shape (" +
                shapeStr(shapeOf(result)) + " vs " + shapeStr(shape) + ")";
