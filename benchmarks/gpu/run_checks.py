@@ -88,13 +88,18 @@ def inputs_for(fn, name, rows=None, shapes=None):
 
 
 def main():
-    # run_checks.py [small|full] [--only REGEX]: with --only, the functions
-    # whose names match (re.search) alone.
+    # run_checks.py [small|full] [--only REGEX] [--suite STEM]: with --only,
+    # the functions whose names match (re.search) alone; with --suite, that
+    # suite alone (its libraries the only ones needed, e.g. codegen_cases).
     args = sys.argv[1:]
-    only = None
+    only = suite = None
     if "--only" in args:
         i = args.index("--only")
         only = re.compile(args[i + 1])
+        del args[i:i + 2]
+    if "--suite" in args:
+        i = args.index("--suite")
+        suite = args[i + 1]
         del args[i:i + 2]
     scale = args[0] if args else "small"
     results, lines = [], []
@@ -106,12 +111,17 @@ def main():
         suites.append(("codegen_cases", codegen_cases.reference, codegen_cases.SHAPES,
                        codegen_cases.MISMATCHES))
         suites.append(("row_widths", row_widths.reference, {}, {}, True))
+    if suite:
+        suites = [entry for entry in suites if entry[0] == suite]
+        if not suites:
+            sys.exit(f"run_checks.py: no suite {suite} at scale {scale}")
     for stem, reference, shapes, mismatches, *elementwise in suites:
         check_suite(stem, reference, shapes, mismatches, results, lines, *elementwise,
                     only=only)
     out_dir = os.environ.get("OUT", ".")
     # (A filtered run's results do not replace the whole run's.)
-    with open(os.path.join(out_dir, f"checks_{scale}{'_only' if only else ''}.json"),
+    partial = "_only" if only or suite else ""
+    with open(os.path.join(out_dir, f"checks_{scale}{partial}.json"),
               "w") as f:
         json.dump(results, f, indent=1)
     print(f"GPU: {torch.cuda.get_device_name()}")
