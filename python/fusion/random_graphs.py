@@ -1,6 +1,7 @@
 """Seeded random `fusion` graphs with a numpy evaluator, for differential
 tests: elementwise chains, broadcasts, diamonds and multi-consumer values,
-reductions over the last and the first axis, norms, softmax, slices, and
+ops between two reshapes (split rows and back), reductions over the last
+and the first axis, norms, softmax, slices, and
 dynamic row counts and row lengths. The numpy evaluation is the reference
 for calls with sizes 0 and 1, infinities and NaNs, and sizes that disagree
 (numpy then cannot broadcast, and Fusion must refuse the call).
@@ -135,6 +136,9 @@ def random_graph(seed, ops=12):
     g.dynamic_width = bool(np.random.default_rng(seed + 7919).random() < 0.2)
     for kind in [FULL, COL, FULL, ROW][: int(rng.integers(2, 5))]:
         g.input(kind)
+    # Which unary ops sit between two reshapes: a stream of its own, so
+    # that a seed's graph is the one it was before reshapes were drawn.
+    split_rng = np.random.default_rng(seed + 104729)
 
     def pick(kinds=None):
         choices = [i for i, (_, k) in enumerate(g.values)
@@ -153,7 +157,19 @@ def random_graph(seed, ops=12):
         if choice < 0.3:
             i = pick()
             op, fn = UNARY[rng.integers(len(UNARY))]
-            g.add(g.values[i][1], f"{op} {name(i)} : {ty(i)}", fn, [i])
+            if g.values[i][1] == FULL and split_rng.random() < 0.3:
+                # The op between two reshapes: [R, H] -> [R, H / 2, 2] (or
+                # [R, ?, 1] for rows of dynamic length) and back, which the
+                # elementwise kernels around it fuse across.
+                rows = "?" if g.dynamic_rows else str(g.rows)
+                inner = "?x1" if g.dynamic_width else f"{g.width // 2}x2"
+                split = f"tensor<{rows}x{inner}xf32>"
+                a, b = f"%s{len(g.values)}a", f"%s{len(g.values)}b"
+                g.lines.append(f"  {a} = fusion.reshape {name(i)} : {ty(i)} -> {split}")
+                g.lines.append(f"  {b} = {op} {a} : {split}")
+                g.add(FULL, f"fusion.reshape {b} : {split} -> {ty(i)}", fn, [i])
+            else:
+                g.add(g.values[i][1], f"{op} {name(i)} : {ty(i)}", fn, [i])
         elif choice < 0.6:
             a = pick()
             candidates = [j for j, (_, k) in enumerate(g.values)
