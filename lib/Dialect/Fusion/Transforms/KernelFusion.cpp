@@ -956,10 +956,11 @@ bool KernelFuser::fuseProducer(KernelOp producer, FusionRules rules) {
     for (Value input : producer.getInputs())
       if (llvm::is_contained(consumer.getInputs(), input))
         shared.push_back(input);
+    // Results read here only (through reshapes too) are no longer written.
+    SmallVector<Value> escaping = resultsEscaping(producer, consumer);
     SmallVector<Value> onlyHere;
     for (Value result : used)
-      if (llvm::all_of(result.getUsers(),
-                       [&](Operation *u) { return u == consumer; }))
+      if (!llvm::is_contained(escaping, result))
         onlyHere.push_back(result);
     int64_t delta = -bytesOf(used) - bytesOf(shared) - bytesOf(onlyHere);
     if (delta < bestDelta) {
