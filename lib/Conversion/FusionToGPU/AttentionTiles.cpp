@@ -392,6 +392,32 @@ private:
       inverse[d] = i;
     return inverse;
   }
+  /// On the host: the output's buffer as the product's result is laid out
+  /// (outputBuffer), its batch axes collapsed where it is not a view, as
+  /// its tensor map stores it.
+  Value outputAsBatches(OpBuilder &b) const {
+    return shape.outputView ? outputBuffer(b)
+                            : collapseBatches(b, loc, buffers.outputs[0]);
+  }
+  /// The box of the output's tensor map: `kBox` rows of `kBox` columns, 1
+  /// along its batch axes (one where they are collapsed).
+  SmallVector<int64_t> outputBox() const {
+    MatmulOp product = shape.output;
+    int64_t batchAxes =
+        shape.outputView ? shapeOf(product.getResult()).size() - 2 : 1;
+    SmallVector<int64_t> box(batchAxes, 1);
+    box.append({kBox, kBox});
+    return box;
+  }
+  /// The coordinates along the batch axes of the output's tensor map
+  /// (innermost first) of the output's batch `batch`.
+  SmallVector<Value> outputBatchOf(OpBuilder &b, ArrayRef<Value> batch) const {
+    if (shape.outputView)
+      return llvm::to_vector(llvm::reverse(batch));
+    MatmulOp product = shape.output;
+    ArrayRef<int64_t> out = shapeOf(product.getResult()).drop_back(2);
+    return {collapsedBatch(b, loc, buffers.outputs[0], out, out, batch)};
+  }
   /// Whether the softmax reads inputs per score from global memory (not
   /// staged).
   bool readsScoresFromMemory() const {
@@ -457,6 +483,10 @@ private:
   int64_t groups, blockRows;
   /// Whether a block goes through tiles a grid apart (emit sets it).
   bool persistent = false;
+  /// Whether each warpgroup stores its output rows through shared memory
+  /// (its rows of the tile's Q buffer) by TMA, whole rows at a time, rather
+  /// than each thread its fragment's pairs (emit sets it).
+  bool storesOutputByTma = false;
   SharedLayout layout;
   Type element;
   /// The inputs read per score (of `shape`).
@@ -467,6 +497,8 @@ private:
   /// On the host: the tensor maps of Q, K and V, and of the staged inputs.
   Value mapQ, mapK, mapV;
   SmallVector<Value> scoreMaps;
+  /// On the host: the output's tensor map, where storesOutputByTma.
+  Value mapO;
 };
 
 } // namespace
@@ -808,12 +840,17 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     for (int64_t i = 0; i < kFullBarriers + scoreBarriers; ++i)
       nvgpu::MBarrierInitOp::create(b, loc, full, one, indexConst(b, loc, i),
                                     /*predicate=*/Value());
-    // The staged scores' barriers are a warpgroup's (4 warps) each.
-    for (int64_t s = 0; s < kEmptyBarriers + scoreBarriers; ++s)
-      nvgpu::MBarrierInitOp::create(
-          b, loc, empty,
-          indexConst(b, loc, s < kEmptyBarriers ? consumerWarps : 4),
-          indexConst(b, loc, s), /*predicate=*/Value());
+    // The staged scores' barriers are a warpgroup's (4 warps) each; a Q
+    // buffer whose output TMA stores is released by one thread of each
+    // warpgroup, the one that issued the stores.
+    for (int64_t s = 0; s < kEmptyBarriers + scoreBarriers; ++s) {
+      int64_t count = s < kEmptyBarriers ? consumerWarps : 4;
+      if (storesOutputByTma && s >= kQueriesReleased && s < kEmptyBarriers)
+        count = groups;
+      nvgpu::MBarrierInitOp::create(b, loc, empty, indexConst(b, loc, count),
+                                    indexConst(b, loc, s),
+                                    /*predicate=*/Value());
+    }
   });
   gpu::BarrierOp::create(b, loc);
 
@@ -1265,15 +1302,44 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                 indexConst(b, loc, released)));
     });
   };
-  // The tile's Q is no longer read (its last S has completed).
+  // The tile's Q is no longer read (its last S has completed). Where the
+  // output is stored through the buffer, it is released once TMA has read
+  // the output out of it (releaseOutputBefore).
   auto releaseQueries = [&] {
-    if (!persistent)
+    if (!persistent || storesOutputByTma)
       return;
     emitIf(b, loc, isThreadZero(b, loc, lane), [&] {
       nvgpu::MBarrierArriveOp::create(
           b, loc, nvgpu::MBarrierTokenType::get(context), empty,
           arith::AddIOp::create(b, loc, queryBuffer,
                                 indexConst(b, loc, kQueriesReleased)));
+    });
+  };
+  // The warpgroup's thread that issues its output's TMA stores, and the
+  // named barrier at which its threads have written the output to shared
+  // memory (after the products' turns, 1 to groups).
+  Value storesOutput = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             groupThread, zero);
+  Value outputWritten = arith::IndexCastUIOp::create(
+      b, loc, i32,
+      arith::AddIOp::create(b, loc, warpgroup, indexConst(b, loc, groups + 1)));
+  // The tile before's Q buffer holds its output until TMA has read it; its
+  // stores' issuer waits for that (long done by then, a tile's first S
+  // issued) and releases the buffer to the loader, which loads the tile
+  // after next into it.
+  auto releaseOutputBefore = [&] {
+    if (!persistent || !storesOutputByTma)
+      return;
+    Value after = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        tiles.round, zero);
+    emitIf(b, loc, arith::AndIOp::create(b, loc, storesOutput, after), [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+      nvgpu::MBarrierArriveOp::create(
+          b, loc, nvgpu::MBarrierTokenType::get(context), empty,
+          arith::AddIOp::create(
+              b, loc,
+              queryBufferOf(arith::SubIOp::create(b, loc, tiles.round, one)),
+              indexConst(b, loc, kQueriesReleased)));
     });
   };
   auto exp2 = [&](Value x) {
@@ -1536,6 +1602,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     awaitTurn();
     Value first = issueScores(zero);
     passTurn();
+    releaseOutputBefore();
     for (int64_t ahead = 0; ahead <= kPrefetchTiles; ++ahead)
       prefetchTile(indexConst(b, loc, ahead));
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -1591,16 +1658,17 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                                     loop.getResult(2), loop.getResult(3),
                                     loop.getResult(4)});
     b.setInsertionPointToStart(online.elseBlock());
+    releaseOutputBefore();
     releaseQueries();
     scf::YieldOp::create(b, loc,
                          ValueRange{LLVM::ZeroOp::create(b, loc, outputType),
                                     minusInf, minusInf, zeroF, zeroF});
   }
 
-  // The rows' sums over their quads; the output divided by them, rounded
-  // and stored in pairs (no keys: the product of empty matrices, zeros;
-  // every key masked: 0 / 0, NaN, as the op-by-op softmax gives), and the
-  // rows' log-sum-exp where the kernel has it.
+  // The rows' sums over their quads; the output divided by them and
+  // rounded in pairs (no keys: the product of empty matrices, zeros; every
+  // key masked: 0 / 0, NaN, as the op-by-op softmax gives), and the rows'
+  // log-sum-exp where the kernel has it.
   Value output = online.getResult(0);
   Value total[2];
   for (int64_t h = 0; h < 2; ++h) {
@@ -1611,56 +1679,128 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   }
   Value noKeys =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, zero);
-  Value outBuffer = outputBuffer(b);
-  for (int64_t h = 0; h < 2; ++h) {
-    emitIf(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row[h],
-                              queries),
-        [&] {
-          for (int64_t j = 0; j < head / 8; ++j) {
-            SmallVector<Value, 2> pair;
-            for (int64_t c = 0; c < 2; ++c) {
-              Value o = LLVM::ExtractValueOp::create(
-                  b, loc, output, ArrayRef<int64_t>{4 * j + 2 * h + c});
-              o = arith::DivFOp::create(b, loc, o, total[h]);
-              pair.push_back(arith::SelectOp::create(b, loc, noKeys, zeroF, o));
-            }
-            Value value = roundTo(b, loc,
-                                  vector::FromElementsOp::create(
-                                      b, loc, VectorType::get({2}, f32), pair),
-                                  element);
-            SmallVector<Value> index(batch);
-            index.push_back(row[h]);
-            index.push_back(arith::AddIOp::create(b, loc, quadColumn,
-                                                  indexConst(b, loc, 8 * j)));
-            vector::StoreOp::create(b, loc, value, outBuffer, index,
-                                    /*nontemporal=*/false,
-                                    vectorAlignment(element, 2));
-          }
-          // The row's log-sum-exp, max + log(sum), from the quad's first
-          // lane (-inf with no key seen: no keys or every key masked).
-          if (!shape.logSumExp)
-            return;
-          emitIf(b, loc,
-                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       quadColumn, zero),
-                 [&] {
-                   Value max = online.getResult(1 + h);
-                   Value lse = arith::SelectOp::create(
-                       b, loc,
-                       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                             max, minusInf),
-                       minusInf,
-                       arith::AddFOp::create(
-                           b, loc, max, math::LogOp::create(b, loc, total[h])));
-                   SmallVector<Value> index(batch);
-                   index.push_back(row[h]);
-                   store(b, loc, lse, buffers.outputs[1], index);
-                 });
-        });
+  // The pair of the thread's row 8 h below of columns 8 j.., as stored.
+  auto outputPair = [&](int64_t h, int64_t j) {
+    SmallVector<Value, 2> pair;
+    for (int64_t c = 0; c < 2; ++c) {
+      Value o = LLVM::ExtractValueOp::create(
+          b, loc, output, ArrayRef<int64_t>{4 * j + 2 * h + c});
+      o = arith::DivFOp::create(b, loc, o, total[h]);
+      pair.push_back(arith::SelectOp::create(b, loc, noKeys, zeroF, o));
+    }
+    return roundTo(b, loc,
+                   vector::FromElementsOp::create(
+                       b, loc, VectorType::get({2}, f32), pair),
+                   element);
+  };
+  Value inRows[2];
+  for (int64_t h = 0; h < 2; ++h)
+    inRows[h] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      row[h], queries);
+  if (storesOutputByTma) {
+    // Into the warpgroup's rows of the Q buffer, in the layout of its TMA
+    // boxes (64 columns each, 128-byte rows swizzled: 16-byte unit u of row
+    // r at u ^ (r % 8), so a warp's 8 rows of a unit hit every bank once),
+    // rows past the end too (TMA stores none of them).
+    Value tile = view(groupOffset, {boxes * kBox * kBox}, element);
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < head / 8; ++j) {
+        Value unit = arith::XOrIOp::create(
+            b, loc, quadRow, indexConst(b, loc, j % (kBox / 8)));
+        Value index = arith::AddIOp::create(
+            b, loc,
+            indexConst(b, loc, j / (kBox / 8) * kBox * kBox),
+            arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, groupRow[h],
+                                      indexConst(b, loc, kBox)),
+                arith::AddIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(b, loc, unit, indexConst(b, loc, 8)),
+                    quadColumn)));
+        vector::StoreOp::create(b, loc, outputPair(h, j), tile, index,
+                                /*nontemporal=*/false,
+                                vectorAlignment(element, 2));
+      }
+    // TMA reads shared memory through the async proxy, once the whole
+    // warpgroup has written it.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+    NVVM::BarrierOp::create(
+        b, loc, Type(), outputWritten,
+        arith::ConstantIntOp::create(b, loc, kGroupThreads, 32),
+        /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    emitIf(b, loc, storesOutput, [&] {
+      SmallVector<Value> batchO = outputBatchOf(b, batch);
+      Value groupRow0 = arith::AddIOp::create(
+          b, loc, row0,
+          arith::MulIOp::create(b, loc, warpgroup,
+                                indexConst(b, loc, kGroupRows)));
+      for (int64_t box = 0; box < boxes; ++box) {
+        SmallVector<Value> coordinates = {indexConst(b, loc, box * kBox),
+                                          groupRow0};
+        llvm::append_range(coordinates, batchO);
+        nvgpu::TmaAsyncStoreOp::create(
+            b, loc,
+            view(arith::AddIOp::create(b, loc, groupOffset,
+                                       byteConst(box * kBoxBytes)),
+                 outputBox(), element),
+            mapO, coordinates, /*predicate=*/Value());
+      }
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    });
+  } else {
+    Value outBuffer = outputBuffer(b);
+    for (int64_t h = 0; h < 2; ++h)
+      emitIf(b, loc, inRows[h], [&] {
+        for (int64_t j = 0; j < head / 8; ++j) {
+          SmallVector<Value> index(batch);
+          index.push_back(row[h]);
+          index.push_back(arith::AddIOp::create(b, loc, quadColumn,
+                                                indexConst(b, loc, 8 * j)));
+          vector::StoreOp::create(b, loc, outputPair(h, j), outBuffer, index,
+                                  /*nontemporal=*/false,
+                                  vectorAlignment(element, 2));
+        }
+      });
   }
+  // The row's log-sum-exp, max + log(sum), from the quad's first lane
+  // (-inf with no key seen: no keys or every key masked).
+  if (shape.logSumExp)
+    for (int64_t h = 0; h < 2; ++h)
+      emitIf(b, loc,
+             arith::AndIOp::create(
+                 b, loc, inRows[h],
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       quadColumn, zero)),
+             [&] {
+               Value max = online.getResult(1 + h);
+               Value lse = arith::SelectOp::create(
+                   b, loc,
+                   arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                         minusInf),
+                   minusInf,
+                   arith::AddFOp::create(b, loc, max,
+                                         math::LogOp::create(b, loc, total[h])));
+               SmallVector<Value> index(batch);
+               index.push_back(row[h]);
+               store(b, loc, lse, buffers.outputs[1], index);
+             });
   endTiles(tiles);
+  // The block's last output stores complete before it exits (its shared
+  // memory goes with it).
+  if (storesOutputByTma) {
+    if (persistent)
+      b.setInsertionPointAfter(tiles.loop);
+    Value issuer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, ids.thread,
+                               indexConst(b, loc, kGroupThreads)),
+        zero);
+    emitIf(b, loc, issuer,
+           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
+  }
   return success();
 }
 
@@ -1703,6 +1843,16 @@ LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
   moreScores.scoreBuffers = kMaxScoreBuffers;
   if (stageScores && fits(moreScores))
     layout = moreScores;
+  // The output through the tile's Q buffer by TMA: a warp's stores are then
+  // whole rows (a thread's fragment pairs are 4 bytes of 8 rows; rows of an
+  // output stored transposed lie heads apart). Its buffer is then released
+  // once TMA has read it, the next tile begun: a persistent block's next Q
+  // loads into the other buffer meanwhile, so where there is only one the
+  // output is stored from registers and Q released before its last P V.
+  storesOutputByTma =
+      !persistent || layout.queryBuffers == kMaxQueryBuffers;
+  if (storesOutputByTma)
+    mapO = createTensorMap(b, loc, outputAsBatches(b), outputBox());
   Value grid = blocksOf(b);
   if (persistent)
     grid = arith::MinUIOp::create(b, loc, grid, multiprocessors);

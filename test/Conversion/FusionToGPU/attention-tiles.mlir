@@ -31,12 +31,22 @@
 // O += P V (8 MMAs with A from registers, inline PTX, four words each; V
 // N-major: trans-b 1), waits for S alone (wait group 1) and runs its
 // softmax while P V runs, then waits for that, releases its V and rescales
-// O. Nothing goes through shared memory but Q, K and V. Q released, the
-// last P V after the loop; the next tile's loads run meanwhile.
+// O. Nothing goes through shared memory but Q, K and V until the output:
+// after the last P V (after the loop), each warpgroup writes its 64 rows
+// into its rows of the tile's Q buffer, swizzled as a TMA box, fences them
+// for the async proxy, meets its own threads at a named barrier (3 + the
+// warpgroup, 128 threads) and its first thread stores them by TMA (a bulk
+// group). That thread releases the buffer to the loader in the next tile,
+// after its first S, once TMA has read it (the tile two after loads into
+// it; the next tile's loads run meanwhile), and waits for its stores
+// before the block exits. The empty barriers: K and V each stage's (8
+// warps), the Q buffers' (2: a thread of each warpgroup).
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[MPS:.+]] = arith.index_cast %{{.+}} : i64 to index
 // CHECK: memref.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : memref<2x4x?x64xbf16> into memref<8x?x64xbf16>
 // CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: memref.collapse_shape %arg3 {{\[\[}}0, 1], [2], [3]] : memref<2x4x?x64xbf16> into memref<8x?x64xbf16>
+// CHECK: %[[MAPO:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK: %[[PERSISTENT:.+]] = arith.minui %{{.+}}, %[[MPS]] : index
 // CHECK: arith.maxui %[[PERSISTENT]], %c1
 // CHECK: gpu.launch blocks(%[[BLOCK:[a-z0-9]+]], {{[^)]+}}) in (%[[GRIDDIM:[a-z0-9]+]] = %{{[0-9]+}},
@@ -44,6 +54,8 @@
 // CHECK-SAME: dynamic_shared_memory_size %c99328_i32
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
+// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.+}}[%{{.+}}], %c8
+// CHECK-COUNT-2: nvgpu.mbarrier.init %{{.+}}[%{{.+}}], %c2
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvgpu.tma.prefetch.descriptor
 // CHECK: scf.if
@@ -77,6 +89,11 @@
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>, <wrapped>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: %[[BEFORE:.+]] = arith.subi %{{.+}}, %c1
+// CHECK: %[[QBEFORE:.+]] = arith.remui %[[BEFORE]], %c2
+// CHECK-NEXT: %[[QRELEASE:.+]] = arith.addi %[[QBEFORE]], %c4
+// CHECK-NEXT: nvgpu.mbarrier.arrive %{{.+}}[%[[QRELEASE]]] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-NOT: arith.truncf %{{[0-9]+}} : f32 to bf16
@@ -107,23 +124,30 @@
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-NOT: vector.store %{{.+}} : memref<{{.+}}, #gpu.address_space<workgroup>>
 // CHECK: scf.yield
-// CHECK: %[[QRELEASE:.+]] = arith.addi %{{.+}}, %c4{{.*}} : index
-// CHECK-NEXT: nvgpu.mbarrier.arrive %{{.+}}[%[[QRELEASE]]] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
+// CHECK-NOT: nvgpu.mbarrier.arrive %{{.+}}[%{{.+}}] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 6>
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: nvvm.barrier id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK-COUNT-8: llvm.inline_asm has_side_effects {{.+}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<2x4x?x64xbf16>, vector<2xbf16>
+// CHECK-COUNT-16: vector.store %{{.+}} {alignment = 4 : i64} : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK-NOT: vector.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32
+// CHECK: nvgpu.tma.async.store %{{.+}} to %[[MAPO]][%c0{{.*}}, %{{.+}}, %{{.+}}] : memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK: scf.yield
+// CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK-NOT: fusion.
 
-// The kernel's module is built for sm_90a (wgmma): 3-D TMA loads, both
-// products' MMAs, ptxas takes it.
+// The kernel's module is built for sm_90a (wgmma): 3-D TMA loads and
+// stores, both products' MMAs, ptxas takes it.
 // PTX: llvm.call @mgpuTensorMapEncodeTiledMemref(
 // PTX: gpu.binary @prefill_k0_module [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
 // PTX-SAME: .target sm_90a
 // PTX-SAME: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-SAME: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-SAME: cvt.rn.bf16x2.f32
 // PTX-SAME: ex2.approx.ftz.f32
@@ -205,11 +229,12 @@ func.func @prefill_wide(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 
 // With the log-sum-exp of the scores as a second result: each row's
 // maximum plus the log of its sum, from the first lane of the row's quad,
-// rounded into the second output (rows past the end skipped).
+// rounded into the second output (rows past the end skipped), after the
+// output's rows are written to shared memory for TMA.
 // CHECK-LABEL: func.func @prefill_lse
 // CHECK: gpu.launch
 // CHECK: nvvm.wgmma.mma_async
-// CHECK: vector.store %{{.+}} : memref<2x4x?x64xbf16>, vector<2xbf16>
+// CHECK: vector.store %{{.+}} : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: math.log %{{.+}} : f32
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x4x?xbf16>
@@ -459,7 +484,11 @@ func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // boxes of 64 keys, in one buffer: the second Q buffer takes the room a
 // second would need, 2 barriers of each group more, at 6 + the warpgroup);
 // with a bias read per score from global memory, 24 and 240, no turns.
-// P V is 8 MMAs of 64 x 128 x 16 with A from registers.
+// P V is 8 MMAs of 64 x 128 x 16 with A from registers. Its output rows
+// go through shared memory in two TMA boxes a warpgroup. An f32 bias staged
+// leaves room for one Q buffer only: the next tile's Q loads into it once
+// the last S has read it, so there the output is stored from registers;
+// read from memory (a block a tile), by TMA.
 // CHECK-LABEL: func.func @prefill_d128
 // CHECK: nvvm.setmaxregister  decrease 56
 // CHECK: nvvm.setmaxregister  increase 224
@@ -478,6 +507,14 @@ func.func @prefill_bias(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK-NOT: nvvm.barrier.arrive
+// CHECK-COUNT-2: nvgpu.tma.async.store
+// CHECK: return
+// CHECK-LABEL: func.func @prefill_d128_f32_bias
+// CHECK: gpu.launch {{.+}} module(@prefill_d128_f32_bias_k0_staged_module)
+// CHECK-NOT: nvgpu.tma.async.store
+// CHECK: vector.store %{{.+}} {alignment = 4 : i64} : memref<1x2x?x128xbf16>, vector<2xbf16>
+// CHECK: gpu.launch {{.+}} module(@prefill_d128_f32_bias_k0_module)
+// CHECK-COUNT-2: nvgpu.tma.async.store
 // CHECK: return
 func.func @prefill_d128(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
   %0 = fusion.kernel attention "prefill_d128_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
@@ -497,6 +534,20 @@ func.func @prefill_d128_bias(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf
     %s = fusion.matmul %a, %kt : (tensor<1x2x?x128xbf16>, tensor<1x2x128x?xbf16>) -> tensor<1x2x?x?xbf16>
     %t = fusion.add %s, %d : (tensor<1x2x?x?xbf16>, tensor<1x2x?x?xbf16>) -> tensor<1x2x?x?xbf16>
     %p = fusion.softmax %t axis = 3 : tensor<1x2x?x?xbf16>
+    %o = fusion.matmul %p, %c : (tensor<1x2x?x?xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
+    fusion.yield %o : tensor<1x2x?x128xbf16>
+  }
+  return %0 : tensor<1x2x?x128xbf16>
+}
+func.func @prefill_d128_f32_bias(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>, %bias: tensor<1x2x?x?xf32>) -> tensor<1x2x?x128xbf16> {
+  %0 = fusion.kernel attention "prefill_d128_f32_bias_k0" (%q, %k, %v, %bias) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1, 1]>} : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x?xf32>) -> tensor<1x2x?x128xbf16> {
+  ^bb0(%a: tensor<1x2x?x128xbf16>, %b: tensor<1x2x?x128xbf16>, %c: tensor<1x2x?x128xbf16>, %d: tensor<1x2x?x?xf32>):
+    %kt = fusion.transpose %b permutation = [0, 1, 3, 2] : tensor<1x2x?x128xbf16> -> tensor<1x2x128x?xbf16>
+    %s = fusion.matmul %a, %kt : (tensor<1x2x?x128xbf16>, tensor<1x2x128x?xbf16>) -> tensor<1x2x?x?xbf16>
+    %sf = fusion.convert %s : tensor<1x2x?x?xbf16> to tensor<1x2x?x?xf32>
+    %t = fusion.add %sf, %d : (tensor<1x2x?x?xf32>, tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32>
+    %tb = fusion.convert %t : tensor<1x2x?x?xf32> to tensor<1x2x?x?xbf16>
+    %p = fusion.softmax %tb axis = 3 : tensor<1x2x?x?xbf16>
     %o = fusion.matmul %p, %c : (tensor<1x2x?x?xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
     fusion.yield %o : tensor<1x2x?x128xbf16>
   }
@@ -599,14 +650,19 @@ func.func @prefill_views(%x: tensor<2x?x6x64xbf16>) -> tensor<2x2x?x64xbf16> {
 // -----
 
 // The output stored through the kernel's transpose (heads moved back after
-// the sequence): the output buffer viewed in the product's layout by the
-// inverse transpose, its rows stored where they lie.
+// the sequence): on the host, the tensor map of the output buffer viewed in
+// the product's layout by the inverse transpose (strides only), 4-D; each
+// warpgroup's rows stored by TMA where they lie, the batch and head as
+// coordinates.
 // CHECK-LABEL: func.func @prefill_output_view
-// CHECK: gpu.launch
 // CHECK: %[[OUT:.+]] = memref.transpose %arg3 (d0, d1, d2, d3) -> (d0, d2, d1, d3)
-// CHECK: vector.store %{{.+}}, %[[OUT]][
+// CHECK: %[[OUTC:.+]] = memref.cast %[[OUT]]
+// CHECK: %[[MAPO:.+]] = nvgpu.tma.create.descriptor %[[OUTC]] box[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.launch
+// CHECK: nvgpu.tma.async.store %{{.+}} to %[[MAPO]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: return
 // PTX-LABEL: gpu.binary @prefill_output_view_k0_module
+// PTX-SAME: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
 // PTX-SAME: wgmma.mma_async
 func.func @prefill_output_view(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x?x4x64xbf16> {
   %0 = fusion.kernel attention "prefill_output_view_k0" (%q, %k, %v) {plan = #fusion.plan<attention_tiles, threads = 384, vector = 2, row = none, cluster = 1, passes = [1, 1, 1]>} : (tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>) -> tensor<2x?x4x64xbf16> {
