@@ -4,7 +4,7 @@
 The GPU machine has no MLIR, so the backend's libraries are compiled here
 first, ahead of time, from the same models traced on meta tensors:
 
-    python3 benchmarks/gpu/compile_check.py prepare BUILD_DIR CACHE_DIR   # here
+    python3 benchmarks/gpu/compile_check.py prepare BUILD_DIR CACHE_DIR [BLOCK...]   # here
     # there, from the bundle (FUSION_BUILD_DIR: a copy of fusion-compile,
     # which only identifies the libraries; LD_LIBRARY_PATH: the runtime):
     FUSION_CACHE_DIR=fusion-cache FUSION_BUILD_DIR=. LD_LIBRARY_PATH=. python3 compile_check.py
@@ -64,20 +64,22 @@ def adamw_inputs(device):
     return p, g, m, v.abs()
 
 
-def prepare(build_dir, cache_dir):
-    """Traces every model of the check on meta tensors and compiles each
-    part for sm_90 into `cache_dir`."""
+def prepare(build_dir, cache_dir, only=()):
+    """Traces every model of the check (those named in `only`, when not
+    empty) on meta tensors and compiles each part for sm_90 into
+    `cache_dir`."""
     os.environ["FUSION_CACHE_DIR"] = cache_dir
     backend = fusion.backend.make_backend(build_dir=build_dir, ahead_of_time="sm_90")
     with torch.no_grad():
-        for name, module, make_inputs in blocks():
+        for name, module, make_inputs in blocks(only):
             torch._dynamo.reset()
             module = module.to("meta", torch.bfloat16).eval()
             compiled = torch.compile(module, backend=backend)
             for seq in SEQUENCES:
                 compiled(*inputs_on(make_inputs, seq, "meta"))
-    torch._dynamo.reset()
-    torch.compile(torch_blocks.adamw_step, backend=backend)(*adamw_inputs("meta"))
+    if not only:
+        torch._dynamo.reset()
+        torch.compile(torch_blocks.adamw_step, backend=backend)(*adamw_inputs("meta"))
     print(f"prepared {len(os.listdir(cache_dir))} libraries in {cache_dir}")
 
 
@@ -221,6 +223,6 @@ def finish(results, timings, failures):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "prepare":
-        prepare(*sys.argv[2:4])
+        prepare(*sys.argv[2:4], only=set(sys.argv[4:]))
     else:
         sys.exit(1 if check(set(sys.argv[1:])) else 0)

@@ -1688,15 +1688,15 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       o = arith::DivFOp::create(b, loc, o, total[h]);
       pair.push_back(arith::SelectOp::create(b, loc, noKeys, zeroF, o));
     }
-    return roundTo(b, loc,
-                   vector::FromElementsOp::create(
-                       b, loc, VectorType::get({2}, f32), pair),
-                   element);
+    return roundTo(
+        b, loc,
+        vector::FromElementsOp::create(b, loc, VectorType::get({2}, f32), pair),
+        element);
   };
   Value inRows[2];
   for (int64_t h = 0; h < 2; ++h)
-    inRows[h] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                      row[h], queries);
+    inRows[h] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row[h],
+                                      queries);
   if (storesOutputByTma) {
     // Into the warpgroup's rows of the Q buffer, in the layout of its TMA
     // boxes (64 columns each, 128-byte rows swizzled: 16-byte unit u of row
@@ -1705,11 +1705,10 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
     Value tile = view(groupOffset, {boxes * kBox * kBox}, element);
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t j = 0; j < head / 8; ++j) {
-        Value unit = arith::XOrIOp::create(
-            b, loc, quadRow, indexConst(b, loc, j % (kBox / 8)));
+        Value unit = arith::XOrIOp::create(b, loc, quadRow,
+                                           indexConst(b, loc, j % (kBox / 8)));
         Value index = arith::AddIOp::create(
-            b, loc,
-            indexConst(b, loc, j / (kBox / 8) * kBox * kBox),
+            b, loc, indexConst(b, loc, j / (kBox / 8) * kBox * kBox),
             arith::AddIOp::create(
                 b, loc,
                 arith::MulIOp::create(b, loc, groupRow[h],
@@ -1781,8 +1780,8 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
                    arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
                                          minusInf),
                    minusInf,
-                   arith::AddFOp::create(b, loc, max,
-                                         math::LogOp::create(b, loc, total[h])));
+                   arith::AddFOp::create(
+                       b, loc, max, math::LogOp::create(b, loc, total[h])));
                SmallVector<Value> index(batch);
                index.push_back(row[h]);
                store(b, loc, lse, buffers.outputs[1], index);
@@ -1798,8 +1797,9 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         arith::RemUIOp::create(b, loc, ids.thread,
                                indexConst(b, loc, kGroupThreads)),
         zero);
-    emitIf(b, loc, issuer,
-           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
+    emitIf(b, loc, issuer, [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());
+    });
   }
   return success();
 }
@@ -1849,8 +1849,7 @@ LogicalResult AttentionTiles::emit(OpBuilder &b, Value multiprocessors) {
   // once TMA has read it, the next tile begun: a persistent block's next Q
   // loads into the other buffer meanwhile, so where there is only one the
   // output is stored from registers and Q released before its last P V.
-  storesOutputByTma =
-      !persistent || layout.queryBuffers == kMaxQueryBuffers;
+  storesOutputByTma = !persistent || layout.queryBuffers == kMaxQueryBuffers;
   if (storesOutputByTma)
     mapO = createTensorMap(b, loc, outputAsBatches(b), outputBox());
   Value grid = blocksOf(b);
