@@ -175,12 +175,22 @@ static LogicalResult convertFunction(func::FuncOp function,
   for (auto [arg, buffer] :
        llvm::zip(body.getArguments(), entry->getArguments()))
     buffers[arg] = buffer;
-  // A kernel result returned by the function is written straight into the
-  // output buffer (its first return only).
+  // A kernel result returned by the function, or reshaped and returned
+  // (a view of it: the same elements in the same order), is written straight
+  // into the output buffer, viewed in its shape (its first return only).
   DenseMap<Value, Value> returnedInto;
-  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-    if (value.getDefiningOp<KernelOp>() && !returnedInto.count(value))
-      returnedInto[value] = entry->getArgument(numInputs + i);
+  SmallVector<bool> returnedInPlace(ret.getNumOperands(), false);
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    Value root = value;
+    while (auto reshape = root.getDefiningOp<ReshapeOp>())
+      root = reshape.getX();
+    if (!root.getDefiningOp<KernelOp>() || returnedInto.count(root))
+      continue;
+    Value out = entry->getArgument(numInputs + i);
+    returnedInto[root] =
+        root == value ? out : viewAs(b, loc, out, bufferType(root.getType()));
+    returnedInPlace[i] = true;
+  }
 
   // Buffers of the function's inputs (and views of them), which no kernel
   // of the function writes; whether the last launch was a kernel of the
@@ -269,7 +279,7 @@ static LogicalResult convertFunction(func::FuncOp function,
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     Value out = entry->getArgument(numInputs + i);
     Value buffer = buffers.lookup(value);
-    if (buffer != out)
+    if (!returnedInPlace[i] && buffer != out)
       waitFor(b, loc,
               gpu::MemcpyOp::create(b, loc, tokenType,
                                     ValueRange{startToken(b, loc)}, out, buffer)

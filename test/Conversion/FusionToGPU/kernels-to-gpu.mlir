@@ -198,19 +198,21 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>) 
 // -----
 
 // A reshape launches nothing: the next kernel reads the previous kernel's
-// buffer (or an argument) through a view of the new shape; a returned
-// reshape is copied into its output like any returned value that is not a
-// kernel's result.
+// buffer (or an argument) through a view of the new shape; a kernel's
+// result returned through a reshape is written straight into its output,
+// viewed in the kernel's shape (no buffer, no copy).
 // CHECK-LABEL: func.func @heads
 // CHECK-SAME: (%[[X:.+]]: memref<2x64x256xbf16>, %[[OUT:.+]]: memref<2x8x64x32xbf16>, %[[VIEW_OUT:.+]]: memref<2x64x8x32xbf16>)
-// CHECK: %[[E:[^ ,]+]], %{{.+}} = gpu.alloc
+// CHECK: %[[E:.+]] = memref.reinterpret_cast %[[VIEW_OUT]] to offset: [0], sizes: [2, 64, 256], strides: [16384, 256, 1] : memref<2x64x8x32xbf16> to memref<2x64x256xbf16>
+// CHECK-NOT: gpu.alloc
 // CHECK: gpu.launch
 // CHECK-SAME: function(@heads_k0)
+// CHECK: memref.collapse_shape %[[E]]
 // CHECK: %[[H:.+]] = memref.reinterpret_cast %[[E]] to offset: [0], sizes: [2, 64, 8, 32], strides: [16384, 256, 32, 1] : memref<2x64x256xbf16> to memref<2x64x8x32xbf16>
 // CHECK: gpu.launch
 // CHECK-SAME: function(@heads_k1)
 // CHECK: vector.load %[[H]]
-// CHECK: gpu.memcpy {{.*}} %[[VIEW_OUT]], %[[H]]
+// CHECK-NOT: gpu.memcpy
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>) {
@@ -218,6 +220,27 @@ func.func @heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2
   %h = fusion.reshape %e : tensor<2x64x256xbf16> -> tensor<2x64x8x32xbf16>
   %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<2x64x8x32xbf16> -> tensor<2x8x64x32xbf16>
   return %t, %h : tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>
+}
+
+// -----
+
+// A result returned reshaped and as it is (dynamic sizes): its first return
+// takes the kernel's stores, viewed in its shape (the k-th dynamic size the
+// buffer's k-th); the second is copied from there.
+// CHECK-LABEL: func.func @reshaped_and_returned
+// CHECK-SAME: (%{{.+}}: memref<4x?xf32>, %[[VIEW_OUT:.+]]: memref<4x?x1xf32>, %[[OUT:.+]]: memref<4x?xf32>)
+// CHECK: %[[S:.+]] = memref.dim %[[VIEW_OUT]], %c1
+// CHECK: %[[E:.+]] = memref.reinterpret_cast %[[VIEW_OUT]] to offset: [0], sizes: [4, %[[S]]], strides: [%{{.+}}, 1] : memref<4x?x1xf32> to memref<4x?xf32>
+// CHECK-NOT: gpu.alloc
+// CHECK: gpu.launch
+// CHECK: memref.collapse_shape %[[E]]
+// CHECK: gpu.memcpy async [%{{.+}}] %[[OUT]], %[[E]] : memref<4x?xf32>, memref<4x?xf32>
+// CHECK-NOT: gpu.memcpy
+// CHECK: return
+func.func @reshaped_and_returned(%x: tensor<4x?xf32>) -> (tensor<4x?x1xf32>, tensor<4x?xf32>) {
+  %e = fusion.exp %x : tensor<4x?xf32>
+  %h = fusion.reshape %e : tensor<4x?xf32> -> tensor<4x?x1xf32>
+  return %h, %e : tensor<4x?x1xf32>, tensor<4x?xf32>
 }
 
 // -----
