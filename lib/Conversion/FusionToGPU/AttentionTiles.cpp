@@ -22,8 +22,10 @@
 // registers, V read N-major from shared memory). A step's S is issued
 // with the previous step's P V, and its softmax runs while that product
 // does. The scores never reach global memory; K and V are read once per
-// block of query rows. Each row's log-sum-exp (max + log(sum)) is written
-// where the kernel has it as a second result.
+// block of query rows. Each warpgroup writes its output rows into its rows
+// of the tile's Q buffer and stores them by TMA (whole rows); the loader
+// gets the buffer back once TMA has read it. Each row's log-sum-exp
+// (max + log(sum)) is written where the kernel has it as a second result.
 //
 // Rows and keys past the sequences' ends: the tensor maps are 3-D (batch,
 // row, column), so TMA fills zeros past each batch's rows, and keys past
@@ -1318,7 +1320,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
   // The warpgroup's thread that issues its output's TMA stores, and the
   // named barrier at which its threads have written the output to shared
   // memory (after the products' turns, 1 to groups).
-  Value storesOutput = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+  Value issuesStores = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                              groupThread, zero);
   Value outputWritten = arith::IndexCastUIOp::create(
       b, loc, i32,
@@ -1332,7 +1334,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
       return;
     Value after = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                         tiles.round, zero);
-    emitIf(b, loc, arith::AndIOp::create(b, loc, storesOutput, after), [&] {
+    emitIf(b, loc, arith::AndIOp::create(b, loc, issuesStores, after), [&] {
       NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
       nvgpu::MBarrierArriveOp::create(
           b, loc, nvgpu::MBarrierTokenType::get(context), empty,
@@ -1730,7 +1732,7 @@ LogicalResult AttentionTiles::emitBody(OpBuilder &b, const LaunchIds &ids,
         b, loc, Type(), outputWritten,
         arith::ConstantIntOp::create(b, loc, kGroupThreads, 32),
         /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
-    emitIf(b, loc, storesOutput, [&] {
+    emitIf(b, loc, issuesStores, [&] {
       SmallVector<Value> batchO = outputBatchOf(b, batch);
       Value groupRow0 = arith::AddIOp::create(
           b, loc, row0,
