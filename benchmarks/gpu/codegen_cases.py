@@ -20,7 +20,10 @@ rows so that keys are cut into ranges), and with 4 query rows a sequence
 kernels, of static sizes (a returned view included) and of a dynamic
 length (sizes 0 and 1 included), and inside elementwise kernels (heads
 split between two steps in vectors, GPT-J's interleaved rotary in bf16
-at dynamic lengths, rows of a width no vector divides); fusion.concat (a rotary embedding's
+at dynamic lengths, rows of a width no vector divides), and elementwise
+math before a reshape moved after it (fusion-hoist-reshapes) into a norm's
+rows (a residual add viewed as rows; heads added and merged, dynamic
+length 0, 1, 777) and a column sum; fusion.concat (a rotary embedding's
 rotate_half in bf16, three f16 operands along the innermost axis,
 operands starting off a vector, rows joined before a softmax, a column
 sum of a concatenation).
@@ -285,6 +288,27 @@ func.func @reshape_odd_rows(%x: tensor<5x12xf32>, %w: tensor<15xf32>) -> tensor<
   %y = fusion.add %r, %w : (tensor<4x15xf32>, tensor<15xf32>) -> tensor<4x15xf32>
   return %y : tensor<4x15xf32>
 }
+func.func @reshape_residual_rows_bf16(%x: tensor<2x300x1024xbf16>, %r: tensor<2x300x1024xbf16>, %g: tensor<1024xbf16>) -> tensor<600x1024xbf16> {
+  %s = fusion.add %x, %r : tensor<2x300x1024xbf16>
+  %v = fusion.reshape %s : tensor<2x300x1024xbf16> -> tensor<600x1024xbf16>
+  %n = fusion.rms_norm %v, %g epsilon = 1.0e-05 : tensor<600x1024xbf16>, tensor<1024xbf16>
+  return %n : tensor<600x1024xbf16>
+}
+func.func @reshape_merged_heads_rows_bf16(%x: tensor<?x8x128xbf16>, %r: tensor<?x8x128xbf16>, %g: tensor<1024xbf16>) -> tensor<?x1024xbf16> {
+  %s = fusion.add %x, %r : tensor<?x8x128xbf16>
+  %v = fusion.reshape %s : tensor<?x8x128xbf16> -> tensor<?x1024xbf16>
+  %n = fusion.rms_norm %v, %g epsilon = 1.0e-05 : tensor<?x1024xbf16>, tensor<1024xbf16>
+  return %n : tensor<?x1024xbf16>
+}
+func.func @reshape_biased_columns(%x: tensor<8x250x96xf32>, %b: tensor<96xf32>) -> tensor<96xf32> {
+  %two = fusion.constant dense<2.0> : tensor<f32>
+  %e = fusion.tanh %x : tensor<8x250x96xf32>
+  %a = fusion.add %e, %b : (tensor<8x250x96xf32>, tensor<96xf32>) -> tensor<8x250x96xf32>
+  %m = fusion.mul %a, %two : (tensor<8x250x96xf32>, tensor<f32>) -> tensor<8x250x96xf32>
+  %v = fusion.reshape %m : tensor<8x250x96xf32> -> tensor<2000x96xf32>
+  %s = fusion.reduce_sum %v axes = [0] : tensor<2000x96xf32> -> tensor<96xf32>
+  return %s : tensor<96xf32>
+}
 """
 
 
@@ -308,6 +332,7 @@ SHAPES = {
     "decode_d256_bf16": [[(2, 2, 1, 256), (2, 2, n, 256), (2, 2, n, 256)] for n in (1, 33, 1000)],
     "decode_queries4": [[(2, 3, 4, 64), (2, 3, n, 64), (2, 3, n, 64)] for n in (1, 300)],
     "reshape_dynamic": [[(2, n, 64)] for n in (0, 1, 1000)],
+    "reshape_merged_heads_rows_bf16": [[(n, 8, 128), (n, 8, 128), (1024,)] for n in (0, 1, 777)],
     "reshape_interleaved_rotary_bf16": [[(2, n, 128), (n, 128), (n, 128)]
                                         for n in (0, 1, 7, 1000)],
     "concat_rotary_bf16": [[(n, 128)] * 3 for n in (0, 1, 7, 1000)],
@@ -461,6 +486,11 @@ def reference(name, *xs):
         return (x[0] * x[1] + rotated * x[2],)
     if name == "reshape_odd_rows":
         return (torch.tanh(x[0]).reshape(4, 15) + x[1],)
+    if name in ("reshape_residual_rows_bf16", "reshape_merged_heads_rows_bf16"):
+        h = (x[0] + x[1]).reshape(-1, 1024)
+        return (h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-5) * x[2],)
+    if name == "reshape_biased_columns":
+        return ((2 * (torch.tanh(x[0]) + x[1])).reshape(2000, 96).sum(0),)
     if name == "slice_row_sum":
         return (torch.exp(x[0][:, 32:96]).sum(-1),)
     raise KeyError(name)

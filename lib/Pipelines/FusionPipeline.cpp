@@ -33,6 +33,9 @@ void fusion::buildFusionPipeline(OpPassManager &pm,
   pm.addPass(createFusionDecompose(decompose));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Reshapes above the elementwise math before them, so that the math fuses
+  // with what reads the reshape (only elementwise kernels fuse across one).
+  pm.addPass(createFusionHoistReshapes());
 
   // Elementwise chains first: the reduction pass then merges whole chains
   // into row kernels, and sees the elementwise merges its own merges open.

@@ -200,14 +200,15 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>) 
 // A reshape launches nothing: the next kernel reads the previous kernel's
 // buffer (or an argument) through a view of the new shape; a kernel's
 // result returned through a reshape is written straight into its output,
-// viewed in the kernel's shape (no buffer, no copy).
+// viewed in the kernel's shape (no buffer, no copy). (The add's per-row
+// operand keeps the reshape after it: fusion-hoist-reshapes.)
 // CHECK-LABEL: func.func @heads
-// CHECK-SAME: (%[[X:.+]]: memref<2x64x256xbf16>, %[[OUT:.+]]: memref<2x8x64x32xbf16>, %[[VIEW_OUT:.+]]: memref<2x64x8x32xbf16>)
+// CHECK-SAME: (%[[X:.+]]: memref<2x64x256xbf16>, %[[B:.+]]: memref<2x64x1xbf16>, %[[OUT:.+]]: memref<2x8x64x32xbf16>, %[[VIEW_OUT:.+]]: memref<2x64x8x32xbf16>)
 // CHECK: %[[E:.+]] = memref.reinterpret_cast %[[VIEW_OUT]] to offset: [0], sizes: [2, 64, 256], strides: [16384, 256, 1] : memref<2x64x8x32xbf16> to memref<2x64x256xbf16>
 // CHECK-NOT: gpu.alloc
 // CHECK: gpu.launch
 // CHECK-SAME: function(@heads_k0)
-// CHECK: memref.collapse_shape %[[E]]
+// CHECK: vector.store %{{.+}}, %[[E]]
 // CHECK: %[[H:.+]] = memref.reinterpret_cast %[[E]] to offset: [0], sizes: [2, 64, 8, 32], strides: [16384, 256, 32, 1] : memref<2x64x256xbf16> to memref<2x64x8x32xbf16>
 // CHECK: gpu.launch
 // CHECK-SAME: function(@heads_k1)
@@ -215,8 +216,8 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>) 
 // CHECK-NOT: gpu.memcpy
 // CHECK-NOT: gpu.launch
 // CHECK: return
-func.func @heads(%x: tensor<2x64x256xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>) {
-  %e = fusion.exp %x : tensor<2x64x256xbf16>
+func.func @heads(%x: tensor<2x64x256xbf16>, %b: tensor<2x64x1xbf16>) -> (tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>) {
+  %e = fusion.add %x, %b : (tensor<2x64x256xbf16>, tensor<2x64x1xbf16>) -> tensor<2x64x256xbf16>
   %h = fusion.reshape %e : tensor<2x64x256xbf16> -> tensor<2x64x8x32xbf16>
   %t = fusion.transpose %h permutation = [0, 2, 1, 3] : tensor<2x64x8x32xbf16> -> tensor<2x8x64x32xbf16>
   return %t, %h : tensor<2x8x64x32xbf16>, tensor<2x64x8x32xbf16>
@@ -246,18 +247,19 @@ func.func @reshaped_and_returned(%x: tensor<4x?xf32>) -> (tensor<4x?x1xf32>, ten
 // -----
 
 // A reshape of dynamic sizes between kernels (a row kernel does not fuse
-// across it): the k-th dynamic size of the view is the buffer's k-th, its
+// across it, and the add's per-row operand keeps it there): the k-th dynamic size of the view is the buffer's k-th, its
 // strides row-major products of the sizes.
 // CHECK-LABEL: func.func @dynamic_heads
 // CHECK-SAME: (%[[X:.+]]: memref<2x?x64xf32>,
 // CHECK: %[[E:[^ ,]+]], %{{.+}} = gpu.alloc
 // CHECK: gpu.launch
+// CHECK: gpu.terminator
 // CHECK: %[[S:.+]] = memref.dim %[[E]], %{{.+}} : memref<2x?x64xf32>
 // CHECK: %[[STRIDE:.+]] = arith.muli %{{.+}}, %[[S]] : index
 // CHECK: memref.reinterpret_cast %[[E]] to offset: [0], sizes: [2, %[[S]], 4, 16], strides: [%[[STRIDE]], 64, 16, 1] : memref<2x?x64xf32> to memref<2x?x4x16xf32>
 // CHECK: gpu.launch
-func.func @dynamic_heads(%x: tensor<2x?x64xf32>) -> tensor<2x?x4x16xf32> {
-  %e = fusion.exp %x : tensor<2x?x64xf32>
+func.func @dynamic_heads(%x: tensor<2x?x64xf32>, %b: tensor<2x?x1xf32>) -> tensor<2x?x4x16xf32> {
+  %e = fusion.add %x, %b : (tensor<2x?x64xf32>, tensor<2x?x1xf32>) -> tensor<2x?x64xf32>
   %h = fusion.reshape %e : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
   %s = fusion.softmax %h axis = 3 : tensor<2x?x4x16xf32>
   return %s : tensor<2x?x4x16xf32>

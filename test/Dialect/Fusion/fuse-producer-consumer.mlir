@@ -217,3 +217,20 @@ func.func @reshape_of_product(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tenso
   %2 = fusion.tanh %1 : tensor<4x2x4xf32>
   return %2 : tensor<4x2x4xf32>
 }
+
+// -----
+
+// A reshape nothing reads is dropped with the splat constants (a merge
+// erases the kernel it would read).
+// CHECK-LABEL: func @unread_reshape
+// CHECK-NOT: fusion.reshape
+// CHECK: fusion.kernel elementwise "unread_reshape_k0"
+// CHECK: fusion.tanh
+// CHECK: fusion.exp
+// CHECK-NOT: fusion.kernel
+func.func @unread_reshape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = fusion.tanh %x : tensor<4x8xf32>
+  %d = fusion.reshape %a : tensor<4x8xf32> -> tensor<32xf32>
+  %b = fusion.exp %a : tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}

@@ -8,8 +8,12 @@
 # holds it: heads split between two elementwise steps, and GPT-J's
 # interleaved rotation (strided slices, unit axes added, a concat and a
 # flattening reshape), and a reshape returned as well (written by the
-# kernel in its shape). Fused and unfused, outputs poisoned, against numpy in
-# float64.
+# kernel in its shape). Elementwise math before a reshape read by a
+# reduction moves after it (fusion-hoist-reshapes), so that it fuses into the
+# reduction's kernel: a residual add of [B, S, D] viewed as rows of an
+# RMSNorm, heads added and merged into norm rows (dynamic sizes), and a
+# biased chain before a column sum. Fused
+# and unfused, outputs poisoned, against numpy in float64.
 #
 # RUN: %fusion_python %s %fusion_obj_root %t
 
@@ -97,6 +101,27 @@ func.func @interleaved_rotation(%x: tensor<2x?x8xf32>, %cos: tensor<?x8xf32>, %s
   %y = fusion.add %c, %s : tensor<2x?x8xf32>
   return %y : tensor<2x?x8xf32>
 }
+func.func @residual_rows(%x: tensor<2x5x64xbf16>, %r: tensor<2x5x64xbf16>, %g: tensor<64xbf16>) -> tensor<10x64xbf16> {
+  %s = fusion.add %x, %r : tensor<2x5x64xbf16>
+  %v = fusion.reshape %s : tensor<2x5x64xbf16> -> tensor<10x64xbf16>
+  %n = fusion.rms_norm %v, %g epsilon = 1.0e-05 : tensor<10x64xbf16>, tensor<64xbf16>
+  return %n : tensor<10x64xbf16>
+}
+func.func @merged_heads_rows(%x: tensor<?x4x16xbf16>, %r: tensor<?x4x16xbf16>, %g: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %s = fusion.add %x, %r : tensor<?x4x16xbf16>
+  %v = fusion.reshape %s : tensor<?x4x16xbf16> -> tensor<?x64xbf16>
+  %n = fusion.rms_norm %v, %g epsilon = 1.0e-05 : tensor<?x64xbf16>, tensor<64xbf16>
+  return %n : tensor<?x64xbf16>
+}
+func.func @biased_columns(%x: tensor<4x6x32xf32>, %b: tensor<32xf32>) -> tensor<32xf32> {
+  %two = fusion.constant dense<2.0> : tensor<f32>
+  %e = fusion.tanh %x : tensor<4x6x32xf32>
+  %a = fusion.add %e, %b : (tensor<4x6x32xf32>, tensor<32xf32>) -> tensor<4x6x32xf32>
+  %m = fusion.mul %a, %two : (tensor<4x6x32xf32>, tensor<f32>) -> tensor<4x6x32xf32>
+  %v = fusion.reshape %m : tensor<4x6x32xf32> -> tensor<24x32xf32>
+  %s = fusion.reduce_sum %v axes = [0] : tensor<24x32xf32> -> tensor<32xf32>
+  return %s : tensor<32xf32>
+}
 """)
 failures = []
 rng = testing.fresh_rng()
@@ -177,6 +202,28 @@ for fuse in (True, False):
         rotated = np.stack((-x64[..., 1::2], x64[..., ::2]), axis=-1).reshape(x.shape)
         testing.check(f"{tag} interleaved rotation, {rows} rows", y, x64 * cos + rotated * sin,
                       "f32", failures)
+
+    def rms_norm(h, g):
+        return h / np.sqrt((h * h).mean(1, keepdims=True) + 1e-5) * g.astype(np.float64)
+
+    x, r = (rng.standard_normal((2, 5, 64)).astype(cpu.BFLOAT16) for _ in range(2))
+    g = rng.standard_normal(64).astype(cpu.BFLOAT16)
+    (n,) = module.residual_rows(x, r, g)
+    h = (x.astype(np.float64) + r.astype(np.float64)).reshape(10, 64)
+    testing.check(f"{tag} a residual add viewed as norm rows", n, rms_norm(h, g), "bf16",
+                  failures)
+    for rows in (7, 1, 0):
+        x, r = (rng.standard_normal((rows, 4, 16)).astype(cpu.BFLOAT16) for _ in range(2))
+        (n,) = module.merged_heads_rows(x, r, g)
+        h = (x.astype(np.float64) + r.astype(np.float64)).reshape(rows, 64)
+        testing.check(f"{tag} heads added and merged into norm rows, {rows} rows", n,
+                      rms_norm(h, g), "bf16", failures)
+
+    x = rng.standard_normal((4, 6, 32)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    (s,) = module.biased_columns(x, b)
+    expected = (2 * (np.tanh(x.astype(np.float64)) + b)).reshape(24, 32).sum(0)
+    testing.check(f"{tag} a biased chain viewed as columns", s, expected, "f32", failures)
 
 print(f"{len(failures)} failures: {failures}")
 sys.exit(1 if failures else 0)

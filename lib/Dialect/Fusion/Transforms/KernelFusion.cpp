@@ -451,9 +451,11 @@ void KernelFuser::outline() {
   for (Operation &op : llvm::make_early_inc_range(block))
     if (isComputeOp(&op))
       wrapInKernel(&op, options);
-  // Splat constants now live inside the kernels that use them.
-  for (Operation &op : llvm::make_early_inc_range(block))
-    if (isa<ConstantOp>(op) && op.use_empty())
+  // Splat constants now live inside the kernels that use them. Reshapes
+  // nothing reads go too (last first: one may read another): a merge
+  // erases the kernel they would read.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+    if (isa<ConstantOp, ReshapeOp>(op) && op.use_empty())
       op.erase();
 }
 

@@ -138,6 +138,46 @@ def FusionOutline : Pass<"fusion-outline"> {
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
 
+def FusionHoistReshapes : Pass<"fusion-hoist-reshapes"> {
+  let summary = "Move reshapes above the elementwise math that produces "
+                "their operands";
+  let description = [{
+    Only elementwise kernels fuse across a `fusion.reshape`, so a reshape
+    between elementwise math and a reduction (a residual add of `[B, S, D]`
+    viewed as `[B S, D]` rows of a norm) leaves them in two kernels, the
+    first writing what the second reads. Elementwise math commutes with a
+    reshape: this pass rewrites `reshape(f(a, b))` as `f(reshape(a), b)`,
+    repeatedly, so that each reshape ends on a function argument, a
+    constant (folded into the new shape) or an op that is not elementwise
+    math, where it is a view between kernels, and the math fuses with its
+    reader.
+
+    An op is moved across only where the reshape is the only reader of its
+    result, and where every operand either has the op's shape (reshaped in
+    turn; one must) or broadcasts only along trailing dimensions the two
+    shapes share (a bias of `[D]` under `[B, S, D]` -> `[B S, D]`, a
+    scalar); otherwise the reshape stays where it is. Ops inside
+    `fusion.kernel` regions are left alone. `fusion-pipeline` runs it after
+    `fusion-decompose`, before the fusion passes.
+
+    Example:
+
+    ```mlir
+    %s = fusion.add %x, %r : tensor<2x8x64xf32>
+    %v = fusion.reshape %s : tensor<2x8x64xf32> -> tensor<16x64xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %xv = fusion.reshape %x : tensor<2x8x64xf32> -> tensor<16x64xf32>
+    %rv = fusion.reshape %r : tensor<2x8x64xf32> -> tensor<16x64xf32>
+    %v = fusion.add %xv, %rv : tensor<16x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
 def FusionFuseProducerConsumer
     : Pass<"fusion-fuse-producer-consumer"> {
   let summary = "Greedy vertical fusion of elementwise and injective ops";
