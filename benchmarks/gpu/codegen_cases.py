@@ -23,7 +23,8 @@ split between two steps in vectors, GPT-J's interleaved rotary in bf16
 at dynamic lengths, rows of a width no vector divides), and elementwise
 math before a reshape moved after it (fusion-hoist-reshapes) into a norm's
 rows (a residual add viewed as rows; heads added and merged, dynamic
-length 0, 1, 777) and a column sum; fusion.concat (a rotary embedding's
+length 0, 1, 777), a biased gelu split into heads before their softmax
+(the bias viewed as the heads' dimensions) and a column sum; fusion.concat (a rotary embedding's
 rotate_half in bf16, three f16 operands along the innermost axis,
 operands starting off a vector, rows joined before a softmax, a column
 sum of a concatenation).
@@ -300,6 +301,13 @@ func.func @reshape_merged_heads_rows_bf16(%x: tensor<?x8x128xbf16>, %r: tensor<?
   %n = fusion.rms_norm %v, %g epsilon = 1.0e-05 : tensor<?x1024xbf16>, tensor<1024xbf16>
   return %n : tensor<?x1024xbf16>
 }
+func.func @reshape_bias_heads_bf16(%x: tensor<300x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<300x8x128xbf16> {
+  %a = fusion.add %x, %b : (tensor<300x1024xbf16>, tensor<1024xbf16>) -> tensor<300x1024xbf16>
+  %g = fusion.gelu %a : tensor<300x1024xbf16>
+  %h = fusion.reshape %g : tensor<300x1024xbf16> -> tensor<300x8x128xbf16>
+  %s = fusion.softmax %h axis = 2 : tensor<300x8x128xbf16>
+  return %s : tensor<300x8x128xbf16>
+}
 func.func @reshape_biased_columns(%x: tensor<8x250x96xf32>, %b: tensor<96xf32>) -> tensor<96xf32> {
   %two = fusion.constant dense<2.0> : tensor<f32>
   %e = fusion.tanh %x : tensor<8x250x96xf32>
@@ -489,6 +497,9 @@ def reference(name, *xs):
     if name in ("reshape_residual_rows_bf16", "reshape_merged_heads_rows_bf16"):
         h = (x[0] + x[1]).reshape(-1, 1024)
         return (h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-5) * x[2],)
+    if name == "reshape_bias_heads_bf16":
+        g = torch.nn.functional.gelu(x[0] + x[1])
+        return (torch.softmax(g.reshape(300, 8, 128), -1),)
     if name == "reshape_biased_columns":
         return ((2 * (torch.tanh(x[0]) + x[1])).reshape(2000, 96).sum(0),)
     if name == "slice_row_sum":

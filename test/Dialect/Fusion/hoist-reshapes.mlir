@@ -97,3 +97,28 @@ func.func @dynamic(%x: tensor<2x?x16xf32>, %y: tensor<2x?x16xf32>, %w: tensor<2x
   %mv = fusion.reshape %m : tensor<2x?x16xf32> -> tensor<2x?x2x8xf32>
   return %v, %mv : tensor<2x?x4x4xf32>, tensor<2x?x2x8xf32>
 }
+
+// -----
+
+// Heads split out of a biased activation: the bias of the whole last axis
+// is viewed as the heads' run of dimensions, and the softmax over each
+// head's values is one row kernel with the add and the gelu.
+// CHECK-LABEL: func @bias_heads
+// CHECK-SAME: (%[[X:.+]]: tensor<16x256xbf16>, %[[B:.+]]: tensor<256xbf16>)
+// CHECK-DAG: %[[BV:.+]] = fusion.reshape %[[B]] : tensor<256xbf16> -> tensor<8x32xbf16>
+// CHECK-DAG: %[[XV:.+]] = fusion.reshape %[[X]] : tensor<16x256xbf16> -> tensor<16x8x32xbf16>
+// CHECK: %[[A:.+]] = fusion.add %[[XV]], %[[BV]] : (tensor<16x8x32xbf16>, tensor<8x32xbf16>) -> tensor<16x8x32xbf16>
+// CHECK: fusion.gelu %[[A]]
+// CHECK-NOT: fusion.reshape
+// FUSED-LABEL: func @bias_heads
+// FUSED-COUNT-2: fusion.reshape
+// FUSED: fusion.kernel row_reduction "bias_heads_k0"
+// FUSED-NOT: fusion.kernel
+// FUSED: return
+func.func @bias_heads(%x: tensor<16x256xbf16>, %b: tensor<256xbf16>) -> tensor<16x8x32xbf16> {
+  %a = fusion.add %x, %b : (tensor<16x256xbf16>, tensor<256xbf16>) -> tensor<16x256xbf16>
+  %g = fusion.gelu %a : tensor<16x256xbf16>
+  %h = fusion.reshape %g : tensor<16x256xbf16> -> tensor<16x8x32xbf16>
+  %s = fusion.softmax %h axis = 2 : tensor<16x8x32xbf16>
+  return %s : tensor<16x8x32xbf16>
+}

@@ -11,12 +11,14 @@
 # kernel in its shape). Elementwise math before a reshape read by a
 # reduction moves after it (fusion-hoist-reshapes), so that it fuses into the
 # reduction's kernel: a residual add of [B, S, D] viewed as rows of an
-# RMSNorm, heads added and merged into norm rows (dynamic sizes), and a
-# biased chain before a column sum. Fused
+# RMSNorm, heads added and merged into norm rows (dynamic sizes), a biased
+# gelu split into heads before their softmax (the bias viewed as the heads'
+# dimensions), and a biased chain before a column sum. Fused
 # and unfused, outputs poisoned, against numpy in float64.
 #
 # RUN: %fusion_python %s %fusion_obj_root %t
 
+import math
 import os
 import sys
 
@@ -112,6 +114,13 @@ func.func @merged_heads_rows(%x: tensor<?x4x16xbf16>, %r: tensor<?x4x16xbf16>, %
   %v = fusion.reshape %s : tensor<?x4x16xbf16> -> tensor<?x64xbf16>
   %n = fusion.rms_norm %v, %g epsilon = 1.0e-05 : tensor<?x64xbf16>, tensor<64xbf16>
   return %n : tensor<?x64xbf16>
+}
+func.func @bias_heads(%x: tensor<6x64xf32>, %b: tensor<64xf32>) -> tensor<6x4x16xf32> {
+  %a = fusion.add %x, %b : (tensor<6x64xf32>, tensor<64xf32>) -> tensor<6x64xf32>
+  %g = fusion.gelu %a : tensor<6x64xf32>
+  %h = fusion.reshape %g : tensor<6x64xf32> -> tensor<6x4x16xf32>
+  %s = fusion.softmax %h axis = 2 : tensor<6x4x16xf32>
+  return %s : tensor<6x4x16xf32>
 }
 func.func @biased_columns(%x: tensor<4x6x32xf32>, %b: tensor<32xf32>) -> tensor<32xf32> {
   %two = fusion.constant dense<2.0> : tensor<f32>
@@ -218,6 +227,14 @@ for fuse in (True, False):
         h = (x.astype(np.float64) + r.astype(np.float64)).reshape(rows, 64)
         testing.check(f"{tag} heads added and merged into norm rows, {rows} rows", n,
                       rms_norm(h, g), "bf16", failures)
+
+    x = rng.standard_normal((6, 64)).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    (s,) = module.bias_heads(x, b)
+    a = x.astype(np.float64) + b
+    g = 0.5 * a * (1 + np.vectorize(math.erf)(a / np.sqrt(2)))
+    testing.check(f"{tag} a biased gelu split into heads' softmax", s,
+                  softmax(g.reshape(6, 4, 16), 2), "f32", failures)
 
     x = rng.standard_normal((4, 6, 32)).astype(np.float32)
     b = rng.standard_normal(32).astype(np.float32)

@@ -15,9 +15,12 @@
 //
 // An op is moved across only where its result is read by the reshape alone
 // (else both shapes would be computed), and where each operand either has
-// the op's shape (it is reshaped in turn) or broadcasts against the
-// reshaped shape as it did against the original: its sizes other than 1
-// within the trailing dimensions both shapes share.
+// the op's shape (it is reshaped in turn), or broadcasts against the
+// reshaped shape as it did against the original (its sizes other than 1
+// within the trailing dimensions both shapes share), or is the original's
+// trailing dimensions whole where the reshaped shape has a run of trailing
+// dimensions of the same elements (reshaped to that run: a bias of `[H D]`
+// when heads are split out as `[..., H, D]`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +68,28 @@ bool broadcastsAlike(ArrayRef<int64_t> operand, size_t toRank, size_t shared) {
   return true;
 }
 
+/// Where `operand` (of an op whose result has shape `from`) is `from`'s
+/// trailing dimensions whole, of the same elements as a run of `to`'s
+/// trailing dimensions (static sizes: a bias of `[H D]` under heads split as
+/// `[..., H, D]`): that run, the operand's shape under `to`.
+std::optional<SmallVector<int64_t>> trailingRunOf(ArrayRef<int64_t> operand,
+                                                  ArrayRef<int64_t> from,
+                                                  ArrayRef<int64_t> to) {
+  if (operand.empty() || operand.size() > from.size() ||
+      operand != from.take_back(operand.size()) ||
+      ShapedType::isDynamicShape(operand))
+    return std::nullopt;
+  int64_t elements = ShapedType::getNumElements(operand), run = 1;
+  for (size_t k = 0; k < to.size() && run < elements; ++k) {
+    if (ShapedType::isDynamic(to[to.size() - 1 - k]))
+      return std::nullopt;
+    run *= to[to.size() - 1 - k];
+    if (run == elements)
+      return SmallVector<int64_t>(to.take_back(k + 1));
+  }
+  return std::nullopt;
+}
+
 /// Moves reshapes above elementwise math (file comment), each view of a
 /// value made once.
 class Hoister {
@@ -106,11 +131,19 @@ void Hoister::hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist) {
   ArrayRef<int64_t> from = shapeOf(reshape.getX());
   ArrayRef<int64_t> to = shapeOf(reshape.getResult());
   size_t shared = sharedTrailingDims(from, to);
+  // Each operand's shape under the reshape: `to` for one of the op's
+  // shape, a trailing run of `to` for one of `from`'s trailing dimensions
+  // (both reshaped), or its own where it broadcasts alike.
+  SmallVector<SmallVector<int64_t>> shapes;
   bool full = false;
   for (Value operand : producer->getOperands()) {
-    full |= shapeOf(operand) == from;
-    if (shapeOf(operand) != from &&
-        !broadcastsAlike(shapeOf(operand), to.size(), shared))
+    ArrayRef<int64_t> shape = shapeOf(operand);
+    full |= shape == from;
+    if (shape == from || broadcastsAlike(shape, to.size(), shared))
+      shapes.emplace_back(shape == from ? to : shape);
+    else if (auto run = trailingRunOf(shape, from, to))
+      shapes.push_back(std::move(*run));
+    else
       return;
   }
   // The op's shape comes from an operand of that shape, reshaped with it.
@@ -118,12 +151,12 @@ void Hoister::hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist) {
     return;
 
   SmallVector<Value> operands;
-  for (Value operand : producer->getOperands()) {
-    if (shapeOf(operand) != from) {
+  for (auto [operand, shape] : llvm::zip(producer->getOperands(), shapes)) {
+    if (ArrayRef<int64_t>(shape) == shapeOf(operand)) {
       operands.push_back(operand);
       continue;
     }
-    Value view = viewOf(operand, to, reshape.getLoc());
+    Value view = viewOf(operand, shape, reshape.getLoc());
     if (auto next = view.getDefiningOp<ReshapeOp>())
       worklist.push_back(next);
     operands.push_back(view);

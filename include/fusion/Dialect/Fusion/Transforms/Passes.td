@@ -153,10 +153,12 @@ def FusionHoistReshapes : Pass<"fusion-hoist-reshapes"> {
     reader.
 
     An op is moved across only where the reshape is the only reader of its
-    result, and where every operand either has the op's shape (reshaped in
-    turn; one must) or broadcasts only along trailing dimensions the two
-    shapes share (a bias of `[D]` under `[B, S, D]` -> `[B S, D]`, a
-    scalar); otherwise the reshape stays where it is. Ops inside
+    result, and where every operand has the op's shape (reshaped in turn;
+    one must), broadcasts only along trailing dimensions the two shapes
+    share (a bias of `[D]` under `[B, S, D]` -> `[B S, D]`, a scalar), or
+    is the op's trailing dimensions whole where the new shape ends in a run
+    of the same elements (a bias of `[H D]` viewed as `[H, D]` when heads
+    are split out); otherwise the reshape stays where it is. Ops inside
     `fusion.kernel` regions are left alone. `fusion-pipeline` runs it after
     `fusion-decompose`, before the fusion passes.
 
