@@ -122,3 +122,24 @@ func.func @bias_heads(%x: tensor<16x256xbf16>, %b: tensor<256xbf16>) -> tensor<1
   %s = fusion.softmax %h axis = 2 : tensor<16x8x32xbf16>
   return %s : tensor<16x8x32xbf16>
 }
+
+// -----
+
+// A value two hoisted ops read is viewed once, and its producer moves once
+// both have moved (then the view is its only reader).
+// CHECK-LABEL: func @shared_operand
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[Y:.+]]: tensor<4x8xf32>)
+// CHECK-DAG: %[[XV:.+]] = fusion.reshape %[[X]] : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK-DAG: %[[YV:.+]] = fusion.reshape %[[Y]] : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK-NOT: fusion.reshape
+// CHECK: %[[E:.+]] = fusion.exp %[[XV]] : tensor<32xf32>
+// CHECK: fusion.add %[[E]], %[[YV]] : tensor<32xf32>
+// CHECK: fusion.mul %[[E]], %[[YV]] : tensor<32xf32>
+func.func @shared_operand(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
+  %e = fusion.exp %x : tensor<4x8xf32>
+  %a = fusion.add %e, %y : tensor<4x8xf32>
+  %m = fusion.mul %e, %y : tensor<4x8xf32>
+  %av = fusion.reshape %a : tensor<4x8xf32> -> tensor<32xf32>
+  %mv = fusion.reshape %m : tensor<4x8xf32> -> tensor<32xf32>
+  return %av, %mv : tensor<32xf32>, tensor<32xf32>
+}

@@ -95,8 +95,8 @@ std::optional<SmallVector<int64_t>> trailingRunOf(ArrayRef<int64_t> operand,
 class Hoister {
 public:
   /// Moves `reshape` above the elementwise op producing its operand, if it
-  /// may; the reshapes of that op's operands are appended to `worklist`.
-  void hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist);
+  /// may; whether it did.
+  bool hoist(ReshapeOp reshape);
 
 private:
   /// `value` under shape `shape`: a reshape right after its definition (so
@@ -122,12 +122,12 @@ Value Hoister::viewOf(Value value, ArrayRef<int64_t> shape, Location loc) {
   return view;
 }
 
-void Hoister::hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist) {
+bool Hoister::hoist(ReshapeOp reshape) {
   Operation *producer = reshape.getX().getDefiningOp();
   if (!producer || !isElementwiseMath(producer) ||
       producer->getNumResults() != 1 || !reshape.getX().hasOneUse() ||
       producer->getParentOfType<KernelOp>())
-    return;
+    return false;
   ArrayRef<int64_t> from = shapeOf(reshape.getX());
   ArrayRef<int64_t> to = shapeOf(reshape.getResult());
   size_t shared = sharedTrailingDims(from, to);
@@ -144,11 +144,11 @@ void Hoister::hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist) {
     else if (auto run = trailingRunOf(shape, from, to))
       shapes.push_back(std::move(*run));
     else
-      return;
+      return false;
   }
   // The op's shape comes from an operand of that shape, reshaped with it.
   if (!full)
-    return;
+    return false;
 
   SmallVector<Value> operands;
   for (auto [operand, shape] : llvm::zip(producer->getOperands(), shapes)) {
@@ -156,10 +156,7 @@ void Hoister::hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist) {
       operands.push_back(operand);
       continue;
     }
-    Value view = viewOf(operand, shape, reshape.getLoc());
-    if (auto next = view.getDefiningOp<ReshapeOp>())
-      worklist.push_back(next);
-    operands.push_back(view);
+    operands.push_back(viewOf(operand, shape, reshape.getLoc()));
   }
   OpBuilder b(reshape);
   OperationState state(producer->getLoc(), producer->getName());
@@ -172,19 +169,26 @@ void Hoister::hoist(ReshapeOp reshape, SmallVectorImpl<ReshapeOp> &worklist) {
   reshape.erase();
   views.erase(producer->getResult(0));
   producer->erase();
+  return true;
 }
 
 struct HoistReshapesPass
     : fusion::impl::FusionHoistReshapesBase<HoistReshapesPass> {
   void runOnOperation() override {
-    SmallVector<ReshapeOp> worklist;
-    getOperation()->walk([&](ReshapeOp reshape) {
-      if (!reshape->getParentOfType<KernelOp>())
-        worklist.push_back(reshape);
-    });
+    // Sweeps until none moves: a value read by several hoisted ops moves
+    // once the last of them has (its view is then its only reader). A sweep
+    // erases only the reshape it moves.
     Hoister hoister;
-    while (!worklist.empty())
-      hoister.hoist(worklist.pop_back_val(), worklist);
+    for (bool moved = true; moved;) {
+      moved = false;
+      SmallVector<ReshapeOp> reshapes;
+      getOperation()->walk([&](ReshapeOp reshape) {
+        if (!reshape->getParentOfType<KernelOp>())
+          reshapes.push_back(reshape);
+      });
+      for (ReshapeOp reshape : reshapes)
+        moved |= hoister.hoist(reshape);
+    }
     // Reshapes left unread: of a reshape folded into a view of its operand.
     getOperation()->walk<WalkOrder::PostOrder, ReverseIterator>(
         [](ReshapeOp reshape) {
